@@ -1,0 +1,1 @@
+"""convy-action: the GitHub glue around the convy engine."""

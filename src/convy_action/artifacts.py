@@ -1,0 +1,253 @@
+"""ResultsService, the Actions results service a job uploads its artifacts to (the protocol of
+@actions/artifact v2 and later): CreateArtifact, the zip put into the signed blob URL block by block,
+FinalizeArtifact. RuntimeToken reads the backend ids from ACTIONS_RUNTIME_TOKEN."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import tempfile
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import httpx
+import msgspec
+
+from convy.data import Data, Tagged
+from convy.errors import ConfigurationError
+from convy_action.github import AGENT
+from convy_action.retries import PATIENT, Retries, Transient
+from convy_action.zipped import MIB, Archive
+
+SERVICE = "github.actions.results.api.v1.ArtifactService"
+FORBIDDEN = '":<>|*?\r\n\\/'
+"""Characters an artifact's name may not hold (the service refuses them too)."""
+STORAGE_VERSION = "2023-11-03"
+T = TypeVar("T")
+
+
+class ArtifactError(Exception):
+    """The upload failed; the message names the step and never holds a token or a signature."""
+
+
+class BackendIds(Data, frozen=True, kw_only=True):
+    """The workflow run and job as the results service knows them."""
+
+    run: str
+    job: str
+
+
+class Claims(Data, frozen=True, kw_only=True):
+    scp: str = ""
+
+
+class RuntimeToken(msgspec.Struct, frozen=True):
+    """ACTIONS_RUNTIME_TOKEN: a JWT whose `scp` claim holds `Actions.Results:<run>:<job>`."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return "RuntimeToken(***)"
+
+    def ids(self) -> BackendIds:
+        """The backend ids of its `Actions.Results` scope (the signature is not checked)."""
+        parts = self.text.split(".")
+        try:
+            if len(parts) != 3:
+                raise ValueError("not a JWT")
+            payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
+            claims = msgspec.json.decode(payload, type=Claims)
+        except (ValueError, binascii.Error, msgspec.DecodeError, msgspec.ValidationError):
+            raise ArtifactError("ACTIONS_RUNTIME_TOKEN is not a readable JWT") from None
+        for scope in claims.scp.split():
+            fields = scope.split(":")
+            if fields[0] == "Actions.Results" and len(fields) == 3 and fields[1] and fields[2]:
+                return BackendIds(run=fields[1], job=fields[2])
+        raise ArtifactError("ACTIONS_RUNTIME_TOKEN has no Actions.Results scope")
+
+
+class Uploaded(Tagged, frozen=True, kw_only=True, tag="uploaded"):
+    """The artifact is stored: its id, the zip's size and digest ("sha256:<hex>")."""
+
+    id: int
+    name: str
+    size: int
+    digest: str
+
+
+class UploadedEarlier(Tagged, frozen=True, kw_only=True, tag="uploaded_earlier"):
+    """A re-run's upload met the artifact an earlier attempt of the run already uploaded."""
+
+    name: str
+
+
+class Created(Data, frozen=True, kw_only=True):
+    """CreateArtifact's answer, in either casing."""
+
+    ok: bool = False
+    signed_upload_url: str = ""
+    signedUploadUrl: str = ""  # noqa: N815 (the protocol's name)
+
+
+class Finalized(Data, frozen=True, kw_only=True):
+    """FinalizeArtifact's answer, in either casing; int64 arrives as a string or a number."""
+
+    ok: bool = False
+    artifact_id: int = 0
+    artifactId: int = 0  # noqa: N815 (the protocol's name)
+
+
+class TwirpError(Data, frozen=True, kw_only=True):
+    code: str = ""
+    msg: str = ""
+
+
+class ResultsService:
+    """The results service whose base is `results_url` (ACTIONS_RESULTS_URL; only its origin counts),
+    asked with `runtime_token` (ACTIONS_RUNTIME_TOKEN) by this run's attempt `run_attempt`
+    (GITHUB_RUN_ATTEMPT). The zip goes to storage in blocks of `block_size` bytes."""
+
+    def __init__(
+        self,
+        results_url: str,
+        runtime_token: str,
+        client: httpx.Client,
+        run_attempt: int = 1,
+        retries: Retries = PATIENT,
+        block_size: int = 8 * MIB,
+    ) -> None:
+        if block_size <= 0:
+            raise ValueError("the block size must be positive")
+        self._results = results_url
+        self._token = RuntimeToken(runtime_token)
+        self._client = client
+        self._attempt = run_attempt
+        self._retries = retries
+        self._block = block_size
+
+    def __repr__(self) -> str:
+        return f"ResultsService({self._results!r})"
+
+    def upload(self, name: str, folder: Path, retention_days: int = 0) -> Uploaded | UploadedEarlier:
+        """Zip `folder` (its files at the zip's root) and store it as the run's artifact `name`,
+        kept `retention_days` days (0: the repository's default)."""
+        if not name or any(c in FORBIDDEN for c in name):
+            raise ConfigurationError(
+                "artifact-name", 'must be non-empty, without " : < > | * ? \\ / or newlines'
+            )
+        ids = self._token.ids()
+        request: dict[str, Any] = {
+            "workflow_run_backend_id": ids.run,
+            "workflow_job_run_backend_id": ids.job,
+            "name": name,
+            "version": 4,
+        }
+        if retention_days > 0:
+            expires = datetime.now(UTC) + timedelta(days=retention_days)
+            request["expires_at"] = expires.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        with tempfile.TemporaryDirectory(prefix="convy-artifact-") as scratch:
+            archive = Path(scratch) / "artifact.zip"
+            Archive(archive).pack(folder)  # before CreateArtifact: a failure here leaves nothing behind
+            try:
+                created = self._call("CreateArtifact", request, Created)
+            except AlreadyExists:
+                if self._attempt > 1:
+                    return UploadedEarlier(name=name)
+                raise ArtifactError(
+                    f"CreateArtifact: this run already has an artifact named {name!r}"
+                ) from None
+            url = created.signed_upload_url or created.signedUploadUrl
+            if not created.ok or not url:
+                raise ArtifactError("CreateArtifact: the service did not give an upload URL")
+            with archive.open("rb") as zipped:
+                size, digest = self._store(url, zipped)
+        finalized = self._call(
+            "FinalizeArtifact",
+            {
+                "workflow_run_backend_id": ids.run,
+                "workflow_job_run_backend_id": ids.job,
+                "name": name,
+                "size": str(size),
+                "hash": digest,
+            },
+            Finalized,
+        )
+        artifact = finalized.artifact_id or finalized.artifactId
+        if not finalized.ok or not artifact:
+            raise ArtifactError("FinalizeArtifact: the service did not confirm the artifact")
+        return Uploaded(id=artifact, name=name, size=size, digest=digest)
+
+    def _store(self, url: str, zipped: IO[bytes]) -> tuple[int, str]:
+        """Put the zip into the signed URL's block blob (Put Block each `block_size` bytes, then
+        Put Block List); its size and "sha256:<hex>"."""
+        prefix = uuid.uuid4().hex
+        blocks: list[str] = []
+        hashed = hashlib.sha256()
+        size = 0
+        while chunk := zipped.read(self._block):
+            block = base64.b64encode(f"{prefix}{len(blocks):016d}".encode()).decode()
+            self._put(url, {"comp": "block", "blockid": block}, chunk, {})
+            blocks.append(block)
+            hashed.update(chunk)
+            size += len(chunk)
+        listing = "".join(f"<Latest>{block}</Latest>" for block in blocks)
+        document = f'<?xml version="1.0" encoding="utf-8"?><BlockList>{listing}</BlockList>'
+        self._put(
+            url,
+            {"comp": "blocklist"},
+            document.encode(),
+            {"Content-Type": "application/xml", "x-ms-blob-content-type": "application/zip"},
+        )
+        return size, f"sha256:{hashed.hexdigest()}"
+
+    def _put(self, url: str, params: dict[str, str], body: bytes, headers: dict[str, str]) -> None:
+        where = str(httpx.URL(url).copy_with(query=None))
+
+        def attempt() -> None:
+            try:
+                response = self._client.put(
+                    httpx.URL(url).copy_merge_params(params),  # keeps the signature's query as it is
+                    content=body,
+                    headers={"User-Agent": AGENT, "x-ms-version": STORAGE_VERSION, **headers},
+                )
+            except httpx.TransportError as e:
+                raise Transient(ArtifactError(f"storage {where}: no answer ({type(e).__name__})")) from None
+            if response.status_code not in (200, 201):
+                error = ArtifactError(f"storage {where}: {response.status_code} {response.reason_phrase}")
+                raise self._retries.verdict(response, error, server_errors=True)
+
+        self._retries.call(attempt)
+
+    def _call(self, method: str, request: dict[str, Any], kind: type[T]) -> T:
+        """A Twirp JSON call, tried again on 429 and 5xx."""
+        url = str(httpx.URL(self._results).join(f"/twirp/{SERVICE}/{method}"))  # only the origin counts
+        headers = {"Authorization": f"Bearer {self._token.text}", "User-Agent": AGENT}
+
+        def attempt() -> T:
+            try:
+                response = self._client.post(url, json=request, headers=headers)
+            except httpx.TransportError as e:
+                raise Transient(ArtifactError(f"{method}: no answer ({type(e).__name__})")) from None
+            if response.status_code < 300:
+                try:
+                    return msgspec.json.decode(response.content, type=kind, strict=False)
+                except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                    raise ArtifactError(f"{method}: unexpected answer: {e}") from None
+            try:
+                problem = msgspec.json.decode(response.content, type=TwirpError)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                problem = TwirpError()
+            if response.status_code == 409 or problem.code == "already_exists":
+                raise AlreadyExists(problem.msg)
+            detail = f": {problem.code} {problem.msg}".rstrip() if problem.code or problem.msg else ""
+            error = ArtifactError(f"{method}: {response.status_code} {response.reason_phrase}{detail}")
+            raise self._retries.verdict(response, error, server_errors=True)
+
+        return self._retries.call(attempt)
+
+
+class AlreadyExists(Exception):
+    """CreateArtifact met an artifact of that name in the workflow run (Twirp already_exists)."""

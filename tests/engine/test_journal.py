@@ -1,0 +1,98 @@
+"""The run folder as written and read back: status, flushing, torn lines, formats, the lock."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from convy.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry
+from convy.outcome import Failed, Outcome
+
+SPEC = RunSpec(agent="a", scenarios=(ScenarioEntry(name="s", fingerprint="f"),), repeat=2)
+
+
+def outcome(index: int) -> Outcome:
+    return Outcome(
+        scenario="s", index=index, fingerprint="f", turns=(), seconds=0.1, decision=Failed(reason="http_500")
+    )
+
+
+def test_a_finished_run_is_marked_finished(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC) as appended:
+        appended.record(outcome(0))
+    header = journal.header()
+    assert (header.status, header.format) == ("finished", FORMAT)
+
+
+def test_each_attempt_is_on_disk_the_moment_it_is_recorded(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC) as appended:
+        appended.record(outcome(0))
+        lines = journal.attempts.read_bytes().splitlines()
+        assert len(lines) == 1, "the line must be flushed before the run ends"
+        assert journal.header().status == "running"
+
+
+def test_an_error_marks_the_run_interrupted_and_is_raised_again(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt), journal.play(SPEC) as appended:
+        appended.record(outcome(0))
+        raise KeyboardInterrupt
+    assert journal.header().status == "interrupted"
+    assert len(journal.kept().outcomes) == 1
+
+
+def test_a_torn_last_line_is_skipped_and_cut_before_appending(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC) as appended:
+        appended.record(outcome(0))
+    with journal.attempts.open("ab") as stream:
+        stream.write(b'{"scenario": "s", "ind')
+    kept = journal.kept()
+    assert kept.torn and len(kept.outcomes) == 1
+    with journal.play(SPEC) as appended:
+        appended.record(outcome(1))
+    kept = journal.kept()
+    assert not kept.torn and [o.index for o in kept.outcomes] == [0, 1]
+
+
+def test_a_broken_line_in_the_middle_is_an_error_not_skipped(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    journal.folder.mkdir()
+    good = msgspec.json.encode(outcome(0))
+    journal.attempts.write_bytes(b"{broken\n" + good + b"\n")
+    with pytest.raises(msgspec.DecodeError):
+        journal.kept()
+
+
+def test_a_newer_format_is_refused_naming_both_versions(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    journal.folder.mkdir()
+    journal.run_file.write_text(json.dumps({"format": 99, "spec": {}, "status": "finished", "started": ""}))
+    with pytest.raises(NewerFormat) as raised:
+        journal.header()
+    assert "99" in str(raised.value) and f"format {FORMAT}" in str(raised.value)
+
+
+def test_a_second_player_is_refused_while_the_lock_is_held(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    journal.folder.mkdir()
+    with (journal.folder / "run.lock").open("a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(RunInUse), journal.play(SPEC):
+            pass
+
+
+def test_nothing_secret_is_in_run_json(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    spec = msgspec.structs.replace(SPEC, user_model="gpt-x", judge_model="gpt-y")
+    with journal.play(spec):
+        pass
+    data = json.loads(journal.run_file.read_text())
+    assert data["spec"]["user_model"] == "gpt-x"
+    assert "key" not in json.dumps(data).lower()

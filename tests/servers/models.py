@@ -1,0 +1,101 @@
+"""ModelServer: a local OpenAI-compatible chat-completions endpoint whose answers a test scripts.
+
+`answer(request)` gets each request's JSON body and returns the reply's content (a string) or a
+Canned HTTP response (an error status, Retry-After, a body that is not a completion...). Every
+request is recorded (`requests`, `headers`); the ones answered with a completion also in
+`processed`. Usage is reported from lengths: prompt_tokens is the characters of all messages'
+content, completion_tokens the characters of the reply."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from convy.localserver import LocalServer
+
+Request = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Canned:
+    """An HTTP response sent as it is: `body` bytes, or any other value as JSON."""
+
+    status: int
+    body: Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def busy(cls, retry_after: str | None = None, status: int = 429) -> Canned:
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        return cls(status, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, headers)
+
+    def triple(self) -> tuple[int, dict[str, str], bytes]:
+        if isinstance(self.body, bytes):
+            return self.status, {"Content-Type": "text/plain", **self.headers}, self.body
+        return (
+            self.status,
+            {"Content-Type": "application/json", **self.headers},
+            json.dumps(self.body).encode(),
+        )
+
+
+Answer = Callable[[Request], "str | Canned"]
+
+
+class ModelServer:
+    """A running scripted model; `url` is its base URL (`.../v1`), as `model-url` takes it."""
+
+    def __init__(self, answer: Answer, usage: bool = True) -> None:
+        self._answer = answer
+        self._usage = usage
+        self._lock = threading.Lock()
+        self._server = LocalServer(self.route)
+        self.requests: list[Request] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self.processed: list[Request] = []
+
+    @property
+    def url(self) -> str:
+        return self._server.url + "/v1"
+
+    def __enter__(self) -> Self:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+    def route(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if method != "POST" or not path.split("?")[0].endswith("/v1/chat/completions"):
+            return Canned(404, {"error": {"message": f"no route {method} {path}"}}).triple()
+        request: Request = json.loads(body)
+        with self._lock:
+            self.requests.append(request)
+            self.headers.append(headers)
+            self.paths.append(path)
+        answered = self._answer(request)
+        if isinstance(answered, Canned):
+            return answered.triple()
+        with self._lock:
+            self.processed.append(request)
+        completion: dict[str, Any] = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "model": request.get("model", ""),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": answered}, "finish_reason": "stop"}
+            ],
+        }
+        if self._usage:
+            completion["usage"] = {
+                "prompt_tokens": sum(len(message["content"]) for message in request["messages"]),
+                "completion_tokens": len(answered),
+                "total_tokens": 0,
+            }
+        return 200, {"Content-Type": "application/json"}, json.dumps(completion).encode()
