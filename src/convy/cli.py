@@ -91,70 +91,50 @@ class Command:
         return EXIT_CONFIG
 
     def played(self, arguments: argparse.Namespace, flags: dict[str, object], environ: dict[str, str]) -> int:
-        from convy.journal import Limits, NewerFormat, Provenance, RunInUse, RunJournal
+        from convy.journal import Provenance, RunInUse, RunJournal
         from convy.progress import Printed
         from convy.project import Project
-        from convy.run import Clients, Run, RunId
+        from convy.run import Run
+        from convy.session import Session
 
-        resuming = arguments.command == "resume"
-        if resuming:
-            journal = RunJournal(Path(arguments.run_folder))
-            if not journal.run_file.exists():
-                raise ConfigurationError(arguments.run_folder, "is not a run folder (no run.json)")
-            try:
-                recorded = journal.header()
-            except NewerFormat as error:
-                raise ConfigurationError(arguments.run_folder, str(error)) from None
-            if "agent-url" not in flags:
-                flags.setdefault("agent", recorded.spec.agent)
+        resume = Path(arguments.run_folder) if arguments.command == "resume" else None
+        if resume is not None and "agent-url" not in flags and (resume / "run.json").exists():
+            with contextlib.suppress(Exception):
+                flags.setdefault("agent", RunJournal(resume).header().spec.agent)
         sources = Sources(flags, environ, Path.cwd())
-        settings = sources.settings()
-        project = Project(settings, sources, environ)
-        declarations = project.declarations()
-        name = project.agent_name()
-        agent = project.agent()
-        clients = Clients(settings.turn_timeout)
+        project = Project(sources.settings(), sources, environ)
+        prepared = Session(project=project, resume=resume).prepared()
+        if resume is not None and RunJournal(resume).torn():
+            self._err.write("convy: warning: the last line of attempts.jsonl was torn; it is skipped\n")
+        shown: list[Printed] = []
 
-        async def play() -> int:
-            async with clients.client() as client:
-                models = project.models(client)
-                limits = Limits(
-                    concurrency=settings.concurrency,
-                    max_turns=settings.max_turns,
-                    turn_timeout=settings.turn_timeout,
-                    patience=settings.patience,
-                    model_rpm=settings.model_rpm,
-                    agent_rpm=settings.agent_rpm,
-                )
-                folder = project.results / name / RunId.new().text
-                run = Run.planned(folder, name, declarations, settings.repeat, models, limits, Provenance())
-                if resuming:
-                    run = Run.planned(journal.folder, name, declarations, 1, models, limits, Provenance())
-                    run = run.resumable(recorded.spec)
-                    if journal.kept().torn:
-                        self._err.write("convy: warning: the last line of attempts.jsonl was torn; it is skipped\n")
-                missing = run.missing()
-                self._out.write(
-                    f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play "
-                    f"against {name!r} → {run.journal.folder}\n"
-                )
-                printed = Printed(len(missing), self._out, self._out.isatty())
-                with self.terminable():
-                    outcomes = await run.play(agent, models, printed)
-                self._out.write(
-                    f"convy: finished: {printed.held} held, {printed.failed} not held, "
-                    f"{printed.unjudged} without verdict ({len(outcomes)} played)\n"
-                    f"convy: run folder: {run.journal.folder}\n"
-                )
-                return EXIT_PASS
+        def watch(run: Run) -> Printed:
+            missing = run.missing()
+            self._out.write(
+                f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play "
+                f"against {run.spec.agent!r} → {run.journal.folder}\n"
+            )
+            shown.append(Printed(len(missing), self._out, self._out.isatty()))
+            return shown[0]
+
+        async def play() -> Run:
+            with self.terminable():
+                return await prepared.play(Provenance(), watch)
 
         try:
-            return asyncio.run(play())
+            run = asyncio.run(play())
         except RunInUse as error:
             raise ConfigurationError("run", str(error)) from None
         except (KeyboardInterrupt, asyncio.CancelledError):
             self._err.write("\nconvy: interrupted; the run folder is kept: finish it with `convy resume RUN`\n")
             return EXIT_INTERRUPTED
+        printed = shown[0]
+        self._out.write(
+            f"convy: finished: {printed.held} held, {printed.failed} not held, "
+            f"{printed.unjudged} without verdict\n"
+            f"convy: run folder: {run.journal.folder}\n"
+        )
+        return EXIT_PASS
 
     @contextlib.contextmanager
     def terminable(self) -> Iterator[None]:

@@ -151,24 +151,37 @@ class RunJournal:
             raise NewerFormat(self.folder, found)
         return msgspec.json.decode(raw, type=RunFile)
 
-    def kept(self) -> Kept:
-        """The outcomes on disk; a torn last line (a crash mid-write) is skipped, not fatal."""
+    def outcomes(self) -> Iterator[Outcome]:
+        """The outcomes on disk, streamed line by line; a torn last line (a crash mid-write) is
+        skipped, a broken line before others is an error."""
         if not self.attempts.exists():
-            return Kept()
+            return
         decoder = msgspec.json.Decoder(Outcome)
-        lines = self.attempts.read_bytes().split(b"\n")
-        outcomes: list[Outcome] = []
-        torn = False
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                outcomes.append(decoder.decode(line))
-            except msgspec.DecodeError:
-                if any(rest.strip() for rest in lines[number:]):
-                    raise
-                torn = True
-        return Kept(outcomes=tuple(outcomes), torn=torn)
+        broken: msgspec.DecodeError | None = None
+        with self.attempts.open("rb") as stream:
+            for line in stream:
+                if not line.strip():
+                    continue
+                if broken is not None:
+                    raise broken
+                try:
+                    yield decoder.decode(line)
+                except msgspec.DecodeError as error:
+                    broken = error
+
+    def torn(self) -> bool:
+        """Whether the last line of attempts.jsonl is torn."""
+        if not self.attempts.exists():
+            return False
+        with self.attempts.open("rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            size = stream.tell()
+            stream.seek(max(0, size - 1))
+            return size > 0 and stream.read(1) != b"\n"
+
+    def kept(self) -> Kept:
+        """The outcomes on disk, and whether a torn last line was skipped."""
+        return Kept(outcomes=tuple(self.outcomes()), torn=self.torn())
 
     def _write(self, run: RunFile) -> None:
         partial = self.run_file.with_suffix(".json.partial")

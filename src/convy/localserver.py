@@ -4,6 +4,7 @@ The demo agent, the scripted models and the tests' servers are LocalServers."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,10 @@ Route = Callable[[str, str, dict[str, str], bytes], tuple[int, dict[str, str], b
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

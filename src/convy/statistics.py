@@ -83,8 +83,8 @@ class PValue(Tagged, frozen=True, kw_only=True, tag="p_value"):
         return self.value < alpha
 
     def text(self) -> str:
-        """`p = 0.012`, or `p < 0.001` for smaller ones."""
-        return "p < 0.001" if self.value < 0.001 else f"p = {self.value:.3f}"
+        """With three significant digits, `p = 0.0495`, or `p < 0.001` for smaller ones."""
+        return "p < 0.001" if self.value < 0.001 else f"p = {self.value:.3g}"
 
 
 class Tally(Data, frozen=True, kw_only=True):
@@ -195,7 +195,8 @@ class Table(Data, frozen=True, kw_only=True):
         first = max(0, drawn - (judged - held))
         last = min(held, drawn)
         weights = tuple(
-            math.comb(held, count) * math.comb(judged - held, drawn - count) for count in range(first, last + 1)
+            math.comb(held, count) * math.comb(judged - held, drawn - count)
+            for count in range(first, last + 1)
         )
         return Distribution(start=first, weights=weights)
 

@@ -35,8 +35,13 @@ def enumerated(strata: Strata) -> tuple[Fraction, Fraction, Fraction]:
         drawn = each.now.judged
         ranges.append(
             [
-                (count, Fraction(math.comb(held, count) * math.comb(judged - held, drawn - count),
-                                 math.comb(judged, drawn)))
+                (
+                    count,
+                    Fraction(
+                        math.comb(held, count) * math.comb(judged - held, drawn - count),
+                        math.comb(judged, drawn),
+                    ),
+                )
                 for count in range(0, drawn + 1)
                 if count <= held and drawn - count <= judged - held
             ]
@@ -68,7 +73,8 @@ def test_nine_of_twelve_prints_as_the_design_shows() -> None:
 
 
 def test_wilson_by_hand() -> None:
-    # 12 of 16 at z = 1.96: centre (0.75 + z²/32) / (1 + z²/16), half z·sqrt(p(1-p)/16 + z²/1024) / (1 + z²/16)
+    # 12 of 16 at z = 1.96: centre (0.75 + z²/32) / (1 + z²/16),
+    # half z·sqrt(p(1-p)/16 + z²/1024) / (1 + z²/16)
     z = 1.959963984540054
     centre = (0.75 + z * z / 32) / (1 + z * z / 16)
     half = z * math.sqrt(0.75 * 0.25 / 16 + z * z / 1024) / (1 + z * z / 16)
@@ -124,7 +130,10 @@ def test_tallies_add() -> None:
 
 def test_results_encode_tagged_and_decode_back() -> None:
     results: list[Rate | Share | PValue | Unknown] = [
-        Rate(value=0.5, low=0.2, high=0.8), Share(value=0.25), PValue(value=0.01), Unknown()
+        Rate(value=0.5, low=0.2, high=0.8),
+        Share(value=0.25),
+        PValue(value=0.01),
+        Unknown(),
     ]
     encoded = msgspec.json.encode(results)
     assert b'"type":"unknown"' in encoded and b'"type":"p_value"' in encoded
@@ -183,8 +192,20 @@ def test_fisher_by_hand() -> None:
 
 @pytest.mark.parametrize(
     "cells",
-    [(3, 7, 8, 2), (8, 2, 1, 5), (0, 5, 5, 0), (10, 0, 0, 10), (5, 5, 5, 5), (0, 0, 3, 4), (0, 0, 0, 0),
-     (12, 3, 30, 1), (1, 30, 2, 40), (45, 15, 50, 10), (7, 0, 7, 0), (2, 9, 9, 2)],
+    [
+        (3, 7, 8, 2),
+        (8, 2, 1, 5),
+        (0, 5, 5, 0),
+        (10, 0, 0, 10),
+        (5, 5, 5, 5),
+        (0, 0, 3, 4),
+        (0, 0, 0, 0),
+        (12, 3, 30, 1),
+        (1, 30, 2, 40),
+        (45, 15, 50, 10),
+        (7, 0, 7, 0),
+        (2, 9, 9, 2),
+    ],
 )
 def test_fisher_equals_scipy(cells: tuple[int, int, int, int]) -> None:
     a, b, c, d = cells
@@ -199,7 +220,9 @@ def test_a_drop_is_significant_and_a_gain_is_not() -> None:
     fisher = table(2, 10, 9, 10)
     assert fisher.drop().below(0.05)
     assert not fisher.gain().below(0.05)
-    assert fisher.drop().text() == "p = 0.003"
+    assert fisher.drop().text() == "p = 0.00274"
+    assert PValue(value=0.0495).text() == "p = 0.0495"
+    assert PValue(value=1.0).text() == "p = 1"
     assert table(0, 30, 30, 30).drop().text() == "p < 0.001"
 
 
@@ -218,7 +241,11 @@ def test_one_stratum_is_fisher() -> None:
     for cells in [(1, 4, 4, 4), (3, 10, 8, 10), (6, 6, 2, 9), (0, 3, 0, 3)]:
         fisher = table(*cells)
         strata = Strata(tables=(fisher,))
-        assert (strata.drop(), strata.gain(), strata.change()) == (fisher.drop(), fisher.gain(), fisher.change())
+        assert (strata.drop(), strata.gain(), strata.change()) == (
+            fisher.drop(),
+            fisher.gain(),
+            fisher.change(),
+        )
 
 
 def test_stratified_by_hand() -> None:
@@ -237,7 +264,9 @@ def test_stratified_equals_enumeration_on_small_cases() -> None:
         tables = []
         for _ in range(rng.randint(1, 4)):
             judged, baseline_judged = rng.randint(0, 6), rng.randint(0, 6)
-            tables.append(table(rng.randint(0, judged), judged, rng.randint(0, baseline_judged), baseline_judged))
+            tables.append(
+                table(rng.randint(0, judged), judged, rng.randint(0, baseline_judged), baseline_judged)
+            )
         strata = Strata(tables=tuple(tables))
         drop, gain, either = enumerated(strata)
         assert value(strata.drop()) == pytest.approx(float(drop), abs=1e-15)
@@ -278,16 +307,19 @@ def mantel_haenszel(strata: Strata) -> tuple[float, float, float, float, float]:
     fourth cumulants of the exact conditional distribution of the held count (cumulants of independent
     strata add)."""
     cells = np.array(
-        [[[t.now.held, t.now.judged - t.now.held], [t.baseline.held, t.baseline.judged - t.baseline.held]]
-         for t in strata.tables]
+        [
+            [[t.now.held, t.now.judged - t.now.held], [t.baseline.held, t.baseline.judged - t.baseline.held]]
+            for t in strata.tables
+        ]
     ).transpose(1, 2, 0)
     p = float(StratifiedTable(cells).test_null_odds(correction=True).pvalue)
     mean = variance = third = fourth = 0.0
     for t in strata.tables:
         distribution = t.distribution()
         counts = np.arange(distribution.start, distribution.start + len(distribution.weights))
-        chances = hypergeom.pmf(counts, t.now.judged + t.baseline.judged, t.now.held + t.baseline.held,
-                                t.now.judged)
+        chances = hypergeom.pmf(
+            counts, t.now.judged + t.baseline.judged, t.now.held + t.baseline.held, t.now.judged
+        )
         centre = float((counts * chances).sum())
         second = float(((counts - centre) ** 2 * chances).sum())
         mean += centre
@@ -369,7 +401,12 @@ def test_a_hundred_strata_of_thirty_attempts_take_well_under_100_ms() -> None:
     for _ in range(100):
         rate = rng.random()
         tables.append(
-            table(sum(rng.random() < rate for _ in range(30)), 30, sum(rng.random() < rate for _ in range(30)), 30)
+            table(
+                sum(rng.random() < rate for _ in range(30)),
+                30,
+                sum(rng.random() < rate for _ in range(30)),
+                30,
+            )
         )
     strata = Strata(tables=tuple(tables))
     seconds = []
@@ -421,4 +458,6 @@ def test_distribution_tails_outside_its_range() -> None:
     assert distribution.at_least(9) == 0.0 and distribution.at_least(0) == 1.0
     assert distribution.at_most(4) == 0.75 and distribution.at_least(4) == 0.75
     assert distribution.as_likely(3) == 0.5 and distribution.as_likely(4) == 1.0
-    assert distribution.plus(Distribution(start=1, weights=(1, 1))) == Distribution(start=4, weights=(1, 3, 3, 1))
+    assert distribution.plus(Distribution(start=1, weights=(1, 1))) == Distribution(
+        start=4, weights=(1, 3, 3, 1)
+    )

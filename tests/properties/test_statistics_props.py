@@ -119,8 +119,11 @@ def test_the_tails_cover_everything_once_and_the_observed_value_twice(strata_tab
     strata = Strata(tables=tuple(strata_tables))
     distribution = strata.distribution()
     index = strata.held() - distribution.start
-    observed = distribution.weights[index] / sum(distribution.weights) if 0 <= index < len(
-        distribution.weights) else 0.0
+    observed = (
+        distribution.weights[index] / sum(distribution.weights)
+        if 0 <= index < len(distribution.weights)
+        else 0.0
+    )
     assert value(strata.drop()) + value(strata.gain()) - observed == pytest.approx(1.0, abs=1e-14)
     # the distribution is unimodal (a sum of hypergeometric counts), so the two-sided p holds the
     # whole tail on the observed side

@@ -1,0 +1,123 @@
+"""Untrusted: text an agent or a model wrote, made safe for GitHub's markdown and logs.
+
+On GitHub none of it may act: no HTML of theirs, no @mention or #reference that notifies anyone, no
+clickable URL (URLs are shown in code), no image, no link, no workflow command in a log."""
+
+from __future__ import annotations
+
+import re
+
+from convy.data import Data
+
+JOINER = "\u200b"
+"""A zero-width space: after `@` or `#` it keeps the text as it looks and stops GitHub from making a
+mention or a reference of it."""
+
+ELLIPSIS = "…"
+
+UNSAFE = str.maketrans(
+    dict.fromkeys(
+        [
+            *range(0x00, 0x09),
+            0x0D,
+            *range(0x0E, 0x20),
+            *range(0x7F, 0xA0),
+            *range(0x202A, 0x202F),
+            *range(0x2066, 0x206A),
+        ],
+        "\ufffd",
+    )
+)
+"""Control characters (tab, line feed, vertical tab and form feed aside) and bidirectional overrides,
+which can hide or reorder what a reader sees: each becomes U+FFFD."""
+
+PLAIN = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\\": "&#92;",
+        "`": "\\`",
+        "*": "\\*",
+        "_": "\\_",
+        "[": "\\[",
+        "]": "\\]",
+        "|": "\\|",
+        "~": "\\~",
+        "$": "\\$",
+        "@": "@" + JOINER,
+    }
+)
+"""Plain text as markdown: HTML escaped; the characters that open code, emphasis, links, images,
+strikethrough, math and table cells escaped; a backslash as an entity, so it can escape nothing of
+ours; `@` followed by the joiner."""
+
+REFERENCE = re.compile("#(?=[0-9])")
+"""`#12` and `owner/repo#12` refer to an issue and notify it."""
+
+LINKED = re.compile(r"://|www\.|mailto:|xmpp:", re.IGNORECASE)
+"""A word GitHub would make a link of."""
+
+TICKS = re.compile("`+")
+
+OPENING = re.compile(r"^([0-9]*)([#+=-]|(?<=[0-9])[.)])")
+"""A line's start that would open a heading, a list or a thematic break."""
+
+COMMAND = re.compile(r"^([\s\u180e\u200b-\u200d\u2060\ufeff]*)([:#])(?=:|#\[)", re.MULTILINE)
+"""The start of a line that the Actions runner reads as a workflow command, `::name::` or `##[name]`,
+after any blanks (and, to be safe, after invisible characters too)."""
+
+
+class Untrusted(Data, frozen=True, kw_only=True):
+    """Text an agent or a model wrote: shown as it is, never acted on."""
+
+    text: str
+
+    def cell(self, limit: int) -> str:
+        """The text for a cell of a markdown table: on one line, cut to `limit` characters (the
+        last one `…`), nothing in it active, and no `|` that ends the cell. The result has at most
+        6 × limit + 1 characters."""
+        return self._inline(limit, "\\|")
+
+    def line(self, limit: int) -> str:
+        """The text for one line of markdown, such as a reason in a list item: as `cell`, and safe
+        at the start of a line (it opens no heading, list or quote)."""
+        return self._inline(limit, "|")
+
+    def block(self, limit: int) -> str:
+        """The text as a fenced code block, its lines kept, cut to `limit` characters (the last one
+        `…`): no line of it closes the fence, so it stays code inside `<details>` too. Put it between
+        blank lines, outside any list. The result has at most 3 × limit + 8 characters."""
+        text = self._cut(self._clean(), limit)
+        longest = max((len(run) for run in TICKS.findall(text)), default=0)
+        fence = "`" * max(3, longest + 1)
+        return f"{fence}\n{text}\n{fence}"
+
+    def logged(self) -> str:
+        """The text for a GitHub Actions log: no line of it starts a workflow command (`::name::`,
+        `##[name]`), even after blanks, whatever the runner takes for a line's end."""
+        lines = "\n".join(self._clean().splitlines())
+        return COMMAND.sub(r"\1\2" + JOINER, lines)
+
+    def _clean(self) -> str:
+        return self.text.replace("\r\n", "\n").replace("\r", "\n").translate(UNSAFE)
+
+    def _cut(self, text: str, limit: int) -> str:
+        if limit < 1:
+            raise ValueError("a limit of 1 character or more is needed")
+        return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+    def _inline(self, limit: int, pipe: str) -> str:
+        """The text on one line: each word with a link in a code span (whose `|` becomes `pipe`),
+        every other word escaped as plain text."""
+        words = []
+        for word in self._cut(" ".join(self._clean().split()), limit).split(" "):
+            if LINKED.search(word):
+                code = word.replace("|", pipe)
+                fence = "`" * (max((len(run) for run in TICKS.findall(code)), default=0) + 1)
+                pad = " " if code.startswith("`") or code.endswith("`") else ""
+                words.append(f"{fence}{pad}{code}{pad}{fence}")
+            else:
+                words.append(REFERENCE.sub("#" + JOINER, word).translate(PLAIN))
+        return OPENING.sub(r"\1\\\2", " ".join(words))
