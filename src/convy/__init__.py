@@ -32,7 +32,27 @@ _HOMES = {
     "Usage": "convy.agent",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = [
+    "Agent",
+    "AgentFailure",
+    "Answer",
+    "Busy",
+    "Call",
+    "ConfigurationError",
+    "Conversation",
+    "Decided",
+    "Judge",
+    "Message",
+    "Model",
+    "ModelFailure",
+    "Models",
+    "OpenAiModel",
+    "Outcome",
+    "Reply",
+    "Scenario",
+    "Thought",
+    "Usage",
+]
 
 if TYPE_CHECKING:
     from convy.agent import Agent, AgentFailure, Answer, Call, Conversation, Message, Thought, Usage

@@ -57,8 +57,9 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         clock = time.monotonic()
         turns: list[Turn] = []
         spent = Spent()
-        ended, decision = await self._dialogue(agent, SimulatedUser(model=user_model, scenario=self.scenario),
-                                                turns, spent)
+        ended, decision = await self._dialogue(
+            agent, SimulatedUser(model=user_model, scenario=self.scenario), turns, spent
+        )
         judged = Spent()
         if decision is None:
             try:

@@ -11,12 +11,16 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from convy.errors import ConfigurationError
-from convy.settings import ENGINE, Flags, Sources
+from convy.settings import ENGINE, Flags, Settings, Sources
 
-EXIT_PASS, EXIT_FAIL, EXIT_CONFIG, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+if TYPE_CHECKING:
+    from convy.runs import StoredRun
+
+EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
+GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict")
 
 
 class Command:
@@ -36,12 +40,29 @@ class Command:
         init = commands.add_parser("init", help="write a starter project (never overwrites)")
         init.add_argument("folder", nargs="?", default=".", help="where to write it (default: here)")
         run = commands.add_parser("run", help="play the project's scenarios into a new run folder")
-        run.add_argument("--demo", action="store_true", help="play the bundled example against a built-in demo agent")
+        run.add_argument(
+            "--demo", action="store_true", help="play the bundled example against a built-in demo agent"
+        )
         Flags(ENGINE).add_to(run)
+        run.add_argument(
+            "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
+        )
         resume = commands.add_parser("resume", help="play the attempts a run folder is missing")
         resume.add_argument("run_folder", metavar="RUN", help="the run folder to finish")
         resume.add_argument("--demo", action="store_true", help="the run was a demo run")
         Flags(ENGINE).add_to(resume)
+        report = commands.add_parser("report", help="write report.html for runs, and results/index.html")
+        report.add_argument(
+            "runs", nargs="*", metavar="RUN", help="run folders (default: every run under results/)"
+        )
+        Flags(("project", "results")).add_to(report)
+        compare = commands.add_parser("compare", help="compare a run with a baseline run and gate it")
+        compare.add_argument("run_folder", metavar="RUN")
+        compare.add_argument("baseline", metavar="BASELINE")
+        Flags(GATE).add_to(compare)
+        export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
+        export.add_argument("run_folder", metavar="RUN")
+        export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
         return parser
 
     def exit_code(self) -> int:
@@ -52,6 +73,12 @@ class Command:
                     return self.init(Path(arguments.folder))
                 case "run" | "resume":
                     return self.run(arguments)
+                case "report":
+                    return self.report(arguments)
+                case "compare":
+                    return self.compare(arguments)
+                case "export":
+                    return self.export(arguments)
         except ConfigurationError as error:
             self._err.write(f"convy: configuration error: {error}\n")
             return EXIT_CONFIG
@@ -126,14 +153,89 @@ class Command:
         except RunInUse as error:
             raise ConfigurationError("run", str(error)) from None
         except (KeyboardInterrupt, asyncio.CancelledError):
-            self._err.write("\nconvy: interrupted; the run folder is kept: finish it with `convy resume RUN`\n")
+            self._err.write(
+                "\nconvy: interrupted; the run folder is kept: finish it with `convy resume RUN`\n"
+            )
             return EXIT_INTERRUPTED
-        printed = shown[0]
-        self._out.write(
-            f"convy: finished: {printed.held} held, {printed.failed} not held, "
-            f"{printed.unjudged} without verdict\n"
-            f"convy: run folder: {run.journal.folder}\n"
-        )
+        baseline = getattr(arguments, "baseline", "")
+        return self.reviewed(run.journal.folder, Path(baseline) if baseline else None, project.settings)
+
+    def stored(self, folder: Path, what: str) -> StoredRun:
+        """A run folder read back, or a configuration error naming it."""
+        from convy.journal import NewerFormat
+        from convy.runs import Runs
+
+        try:
+            run = Runs(folder.parent).one(folder)
+        except (NewerFormat, ValueError) as error:
+            raise ConfigurationError(what, str(error)) from None
+        if run.torn():
+            self._err.write(
+                f"convy: warning: {folder}: the last line of attempts.jsonl is torn; it is skipped\n"
+            )
+        return run
+
+    def reviewed(self, folder: Path, baseline: Path | None, settings: Settings) -> int:
+        """Compare a run with its baseline (or the floor only), write its files, print, gate."""
+        from convy.comparison import NoBaseline, RunsDiffer
+        from convy.review import Review
+
+        before: StoredRun | NoBaseline = NoBaseline(why="no baseline given")
+        if baseline is not None:
+            before = self.stored(baseline, str(baseline))
+        try:
+            reviewed = Review.gated(self.stored(folder, str(folder)), before, settings).reviewed()
+        except RunsDiffer as error:
+            raise ConfigurationError(str(baseline), str(error)) from None
+        written = reviewed.written()
+        self._out.write(reviewed.console() + "\n")
+        for path in written:
+            self._out.write(f"convy: wrote {path}\n")
+        return reviewed.decision.exit_code
+
+    def compare(self, arguments: argparse.Namespace) -> int:
+        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        return self.reviewed(Path(arguments.run_folder), Path(arguments.baseline), sources.settings())
+
+    def report(self, arguments: argparse.Namespace) -> int:
+        from convy.report import Index, Report
+        from convy.runs import Runs
+
+        sources = Sources(Flags(("project", "results")).given(arguments), self._environ, Path.cwd())
+        settings = sources.settings()
+        results = (Path.cwd() / settings.project / settings.results).resolve()
+        every = Runs(results)
+        folders = [Path(f) for f in arguments.runs] or list(every.folders())
+        for folder in folders:
+            try:
+                run = every.one(folder)
+            except Exception as error:  # an unreadable run is shown, not fatal
+                self._err.write(f"convy: skipped {folder}: {error}\n")
+                continue
+            summary = run.summary()
+            (folder / "report.html").write_text(
+                Report(summary, run.outcomes(), None).html(), encoding="utf-8"
+            )
+            self._out.write(f"convy: wrote {folder / 'report.html'}\n")
+        for broken in every.broken():
+            self._err.write(f"convy: cannot read {broken.folder}: {broken.reason}\n")
+        if results.is_dir():
+            index = results / "index.html"
+            unreadable = {b.folder for b in every.broken()}
+            readable = tuple(r.summary() for r in every.readable() if str(r.folder) not in unreadable)
+            index.write_text(Index(readable).html(), encoding="utf-8")
+            self._out.write(f"convy: wrote {index}\n")
+        return EXIT_PASS
+
+    def export(self, arguments: argparse.Namespace) -> int:
+        from convy.tables import Tables
+
+        folder = Path(arguments.run_folder)
+        run = self.stored(folder, str(folder))
+        target = Path(arguments.to) if arguments.to else folder / "export"
+        target.mkdir(parents=True, exist_ok=True)
+        Tables(run, run.summary()).write(target)
+        self._out.write(f"convy: wrote the tables of {folder} to {target}\n")
         return EXIT_PASS
 
     @contextlib.contextmanager
@@ -158,4 +260,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8", errors="replace")
     command = Command(sys.argv[1:] if argv is None else argv, dict(os.environ), sys.stdout, sys.stderr)
     return command.exit_code()
-

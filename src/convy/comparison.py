@@ -65,7 +65,8 @@ class Comparison(Data, frozen=True, kw_only=True):
         return tuple(s for s in self.scenarios if s.status == "regressed")
 
     def ordered(self) -> tuple[ScenarioChange, ...]:
-        """The scenarios as the comment lists them: regressions first, then by status, in declaration order."""
+        """The scenarios as the comment lists them: regressions first, then by status, each group in
+        declaration order."""
         return tuple(sorted(self.scenarios, key=lambda s: ORDER[s.status]))
 
 
@@ -202,10 +203,18 @@ class Compared(msgspec.Struct, frozen=True):
             ("attempt time", "s", self.now.attempt_seconds, baseline.attempt_seconds if baseline else None),
             ("turn time", "s", self.now.turn_seconds, baseline.turn_seconds if baseline else None),
             ("turns", "", self.now.turns, baseline.turns if baseline else None),
-            ("agent input tokens", "tokens", self.now.agent_input_tokens,
-             baseline.agent_input_tokens if baseline else None),
-            ("agent output tokens", "tokens", self.now.agent_output_tokens,
-             baseline.agent_output_tokens if baseline else None),
+            (
+                "agent input tokens",
+                "tokens",
+                self.now.agent_input_tokens,
+                baseline.agent_input_tokens if baseline else None,
+            ),
+            (
+                "agent output tokens",
+                "tokens",
+                self.now.agent_output_tokens,
+                baseline.agent_output_tokens if baseline else None,
+            ),
             ("user model tokens", "tokens", self.now.user_tokens, baseline.user_tokens if baseline else None),
             ("judge tokens", "tokens", self.now.judge_tokens, baseline.judge_tokens if baseline else None),
         )

@@ -113,7 +113,9 @@ class FakeJudge:
                     results.append(ClaimResult(claim=claim, passed=passed, reason="fake judge"))
                 case _:
                     grade = next(name for name, passes in claim.grades.items() if passes)
-                    results.append(ClaimResult(claim=claim.claim, passed=True, grade=grade, reason="fake judge"))
+                    results.append(
+                        ClaimResult(claim=claim.claim, passed=True, grade=grade, reason="fake judge")
+                    )
         verdict = Verdict(holds=all(r.passed for r in results), claims=tuple(results))
         return Decided(verdict=verdict, usage=Usage(input=len(dialogue) // 4, output=len(results) * 12))
 

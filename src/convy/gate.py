@@ -100,7 +100,8 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                     rule="max-drop",
                     explanation=(
                         f"the pass rate dropped {shown} versus the baseline, more than max-drop "
-                        f"{self.max_drop * 100:.1f} points, and the drop is significant ({p.text()} < alpha {self.alpha})"
+                        f"{self.max_drop * 100:.1f} points, and the drop is significant "
+                        f"({p.text()} < alpha {self.alpha})"
                     ),
                 )
             case _:
@@ -117,5 +118,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         return GateDecision(
             verdict="pass",
             rule="within-max-drop",
-            explanation=f"change versus the baseline: {shown}, within max-drop {self.max_drop * 100:.1f} points",
+            explanation=(
+                f"change versus the baseline: {shown}, within max-drop {self.max_drop * 100:.1f} points"
+            ),
         )

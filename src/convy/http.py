@@ -42,10 +42,11 @@ class Tls(Declared, frozen=True, kw_only=True):
             raise ValueError("tls.key needs tls.cert, the client certificate it belongs to")
 
     def context(self, base: pathlib.Path) -> ssl.SSLContext | bool:
-        """The SSL context for the agent's connections, made once; True (the system's checks) when
-        nothing is configured. A file that is missing or unreadable is a ConfigurationError."""
+        """The SSL context for the agent's connections, made once and shared by every conversation
+        (making one loads the CA bundle, tens of milliseconds); httpx's checks when nothing is
+        configured. A file that is missing or unreadable is a ConfigurationError."""
         if not self.ca and not self.cert:
-            return True
+            return httpx.create_ssl_context()
         context = ssl.create_default_context()
         if self.ca:
             ca = TlsFile("tls.ca", self.ca).path(base)
@@ -338,7 +339,9 @@ class JsonConnection:
         asked = Message(role="user", content=text)
         dialogue = (*self._history, asked)
         body = Body(self._agent.spec.body).filled(dialogue, text, self._key)
-        headers = httpx.Headers({"Content-Type": "application/json", "Accept": "application/json"})
+        headers = httpx.Headers(
+            {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+        )
         headers.update(self._agent.spec.headers)
         try:
             content = await self.sent(self._client, msgspec.json.encode(body), headers)

@@ -215,7 +215,11 @@ class RunJournal:
         """Hold the folder while it plays: run.json `running`, then `finished`; `interrupted` on
         Ctrl+C, SIGTERM or any error, which is re-raised. An existing run keeps its start."""
         with self._locked():
-            started = self.header().started if self.run_file.exists() else datetime.datetime.now(datetime.UTC).strftime(STAMP)
+            started = (
+                self.header().started
+                if self.run_file.exists()
+                else datetime.datetime.now(datetime.UTC).strftime(STAMP)
+            )
             self._write(RunFile(format=FORMAT, spec=spec, status="running", started=started))
             self._mend()
             try:
@@ -233,4 +237,12 @@ class RunJournal:
                     )
                 )
                 raise
-            self._write(RunFile(format=FORMAT, spec=spec, status="finished", started=started, ended=datetime.datetime.now(datetime.UTC).strftime(STAMP)))
+            self._write(
+                RunFile(
+                    format=FORMAT,
+                    spec=spec,
+                    status="finished",
+                    started=started,
+                    ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
+                )
+            )

@@ -46,6 +46,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up mid-answer is no concern of the server's; stay quiet."""
+
     def __init__(self, route: Route) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.route = route

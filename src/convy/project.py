@@ -97,14 +97,14 @@ class Project(msgspec.Struct, frozen=True):
         if self.settings.agent:
             if self.settings.agent not in files:
                 known = ", ".join(files) or "none"
-                raise ConfigurationError("agent", f"no agents/{self.settings.agent}.yaml or .py (found: {known})")
+                raise ConfigurationError(
+                    "agent", f"no agents/{self.settings.agent}.yaml or .py (found: {known})"
+                )
             return self.settings.agent
         if len(files) == 1:
             return next(iter(files))
         if not files:
-            raise ConfigurationError(
-                "agent", "no agent: add agents/<name>.yaml (or .py), or set agent-url"
-            )
+            raise ConfigurationError("agent", "no agent: add agents/<name>.yaml (or .py), or set agent-url")
         raise ConfigurationError("agent", f"several agents ({', '.join(files)}): set `agent` to one")
 
     def agent(self) -> Agent:
@@ -162,7 +162,9 @@ class Project(msgspec.Struct, frozen=True):
                 raise ConfigurationError("models.py", f"and {', '.join(given)} both define models: keep one")
             made = getattr(PythonFile(file, self.root).module(), "models", None)
             if not isinstance(made, Models):
-                raise ConfigurationError("models.py", "must define `models = convy.Models(user=..., judge=...)`")
+                raise ConfigurationError(
+                    "models.py", "must define `models = convy.Models(user=..., judge=...)`"
+                )
             return made
         if not self.settings.user_model:
             raise ConfigurationError("user-model", "is not set: name the simulated user's model")

@@ -84,10 +84,13 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         for entry in recorded.scenarios:
             scenario = now.get(entry.name)
             if scenario is None:
-                raise ConfigurationError(str(self.journal.folder), f"scenario {entry.name!r} is gone: cannot resume")
+                raise ConfigurationError(
+                    str(self.journal.folder), f"scenario {entry.name!r} is gone: cannot resume"
+                )
             if scenario.fingerprint() != entry.fingerprint:
                 raise ConfigurationError(
-                    str(self.journal.folder), f"scenario {entry.name!r} changed since the run started: cannot resume"
+                    str(self.journal.folder),
+                    f"scenario {entry.name!r} changed since the run started: cannot resume",
                 )
         ordered = tuple(now[entry.name] for entry in recorded.scenarios)
         return Run(journal=self.journal, spec=recorded, scenarios=ordered)
@@ -119,7 +122,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             user=PatientModel(Contained(models.user), Places(limits.concurrency, model_rate, patience)),
             judge=Checked(
-                ChatJudge(PatientModel(Contained(models.judge), Places(limits.concurrency, model_rate, patience)))
+                ChatJudge(
+                    PatientModel(Contained(models.judge), Places(limits.concurrency, model_rate, patience))
+                )
             ),
             ahead=limits.concurrency * 2,
         )

@@ -11,6 +11,7 @@ import msgspec
 from convy.data import Data
 from convy.journal import NewerFormat, RunFile, RunJournal
 from convy.outcome import Outcome
+from convy.summary import Summary, Summed
 
 
 class Broken(Data, frozen=True, kw_only=True):
@@ -35,6 +36,10 @@ class StoredRun(msgspec.Struct, frozen=True):
 
     def torn(self) -> bool:
         return self.journal.torn()
+
+    def summary(self) -> Summary:
+        """The run summed up, its attempts streamed once."""
+        return Summed(self.file, str(self.folder), self.outcomes(), self.torn()).summary()
 
 
 class Runs(msgspec.Struct, frozen=True):

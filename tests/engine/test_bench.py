@@ -70,8 +70,11 @@ def test_results_come_back_in_declaration_order_not_completion_order() -> None:
 def test_no_more_attempts_are_under_way_than_the_bench_allows() -> None:
     agent = Jittery()
     attempts = [Attempt(scenario=scenario("s"), index=j, max_turns=2) for j in range(20)]
-    asyncio.run(Bench(agent=agent, user=FakeModel(["more"] * 40), judge=FakeJudge(), ahead=3).run(
-        attempts, MemoryJournal()))
+    asyncio.run(
+        Bench(agent=agent, user=FakeModel(["more"] * 40), judge=FakeJudge(), ahead=3).run(
+            attempts, MemoryJournal()
+        )
+    )
     assert agent.peak == 3
 
 
@@ -87,30 +90,43 @@ def test_an_agent_failure_fails_the_attempt_without_asking_the_judge() -> None:
             return conversation
 
     judge = FakeJudge()
-    outcomes = asyncio.run(Bench(agent=Failing(), user=FakeModel(), judge=judge).run(
-        [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()))
+    outcomes = asyncio.run(
+        Bench(agent=Failing(), user=FakeModel(), judge=judge).run(
+            [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()
+        )
+    )
     assert outcomes[0].decision == Failed(reason="http_500", detail="POST http://agent/chat")
     assert judge.judged == 0
 
 
 def test_a_bug_in_the_agent_fails_that_attempt_and_the_run_goes_on() -> None:
     attempts = [Attempt(scenario=scenario("s"), index=j, max_turns=2) for j in range(3)]
-    outcomes = asyncio.run(Bench(agent=Broken(), user=FakeModel(), judge=FakeJudge()).run(
-        attempts, MemoryJournal()))
+    outcomes = asyncio.run(
+        Bench(agent=Broken(), user=FakeModel(), judge=FakeJudge()).run(attempts, MemoryJournal())
+    )
     assert [o.decision.reason for o in outcomes if isinstance(o.decision, Failed)] == ["agent_error"] * 3
 
 
 def test_an_empty_user_reply_is_no_verdict() -> None:
-    outcomes = asyncio.run(Bench(agent=FakeAgent(), user=FakeModel(["  "]), judge=FakeJudge()).run(
-        [Attempt(scenario=scenario("s", opening=""), index=0, max_turns=3)], MemoryJournal()))
+    outcomes = asyncio.run(
+        Bench(agent=FakeAgent(), user=FakeModel(["  "]), judge=FakeJudge()).run(
+            [Attempt(scenario=scenario("s", opening=""), index=0, max_turns=3)], MemoryJournal()
+        )
+    )
     assert isinstance(outcomes[0].decision, NoVerdict) and outcomes[0].decision.reason == "model_failure"
 
 
 def test_the_dialogue_stops_at_max_turns_and_at_finished() -> None:
-    many = asyncio.run(Bench(agent=FakeAgent(), user=FakeModel(["more"] * 10), judge=FakeJudge()).run(
-        [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()))
-    short = asyncio.run(Bench(agent=FakeAgent(), user=FakeModel(["FINISHED"]), judge=FakeJudge()).run(
-        [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()))
+    many = asyncio.run(
+        Bench(agent=FakeAgent(), user=FakeModel(["more"] * 10), judge=FakeJudge()).run(
+            [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()
+        )
+    )
+    short = asyncio.run(
+        Bench(agent=FakeAgent(), user=FakeModel(["FINISHED"]), judge=FakeJudge()).run(
+            [Attempt(scenario=scenario("s"), index=0, max_turns=3)], MemoryJournal()
+        )
+    )
     assert (len(many[0].turns), many[0].ended) == (3, "max_turns")
     assert (len(short[0].turns), short[0].ended) == (1, "user_finished")
     assert isinstance(short[0].decision, Verdict) and short[0].decision.holds

@@ -15,11 +15,17 @@ from convy.demo.supportbot import SupportBot
 from convy.localserver import LocalServer
 
 
-def convy(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def convy(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "convy", *args], cwd=cwd, env=environ, capture_output=True, text=True,
+        [sys.executable, "-m", "convy", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -43,10 +49,19 @@ def test_demo_plays_the_bundled_project_into_a_real_run_folder(tmp_path: Path) -
     assert run["status"] == "finished" and run["spec"]["agent"] == "support"
     assert len(attempts) == 12
     holds = {(a["scenario"], a["decision"]["holds"]) for a in attempts}  # type: ignore[index]
-    assert holds == {("order-status", True), ("refund-late-order", True), ("cancel-subscription", True),
-                     ("talk-to-human", False)}
-    graded = [c for a in attempts if a["scenario"] == "cancel-subscription" for c in a["decision"]["claims"]
-              if c["grade"]]  # type: ignore[index, union-attr]
+    assert holds == {
+        ("order-status", True),
+        ("refund-late-order", True),
+        ("cancel-subscription", True),
+        ("talk-to-human", False),
+    }
+    graded = [
+        c
+        for a in attempts
+        if a["scenario"] == "cancel-subscription"
+        for c in a["decision"]["claims"]
+        if c["grade"]
+    ]  # type: ignore[index, union-attr]
     assert graded and all(c["grade"] == "clear" for c in graded)
     refund = next(a for a in attempts if a["scenario"] == "refund-late-order")
     assert len(refund["turns"]) >= 2, "the refund dialogue takes several turns"  # type: ignore[arg-type]
@@ -55,7 +70,9 @@ def test_demo_plays_the_bundled_project_into_a_real_run_folder(tmp_path: Path) -
 def test_init_writes_a_starter_project_and_never_overwrites(tmp_path: Path) -> None:
     first = convy("init", "starter", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    written = {str(p.relative_to(tmp_path / "starter")) for p in (tmp_path / "starter").rglob("*") if p.is_file()}
+    written = {
+        str(p.relative_to(tmp_path / "starter")) for p in (tmp_path / "starter").rglob("*") if p.is_file()
+    }
     assert {"agents/example.yaml", ".github/workflows/convy.yml"} <= written
     assert len([w for w in written if w.startswith("scenarios/")]) == 2
     again = convy("init", "starter", cwd=tmp_path)
@@ -66,32 +83,62 @@ def test_a_bad_scenario_is_exit_2_with_file_and_line_before_any_request(demo_pro
     (demo_project / "scenarios" / "bad.yaml").write_text("user: x\nclaims: []\n")
     seen: list[str] = []
 
-    def route(method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def route(
+        method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         seen.append(path)
         return 500, {}, b""
 
     with LocalServer(route) as server:
-        done = convy("run", "--project", str(demo_project), "--model-url", server.url, "--user-model", "m",
-                     cwd=demo_project, env={"CONVY_DEMO_URL": server.url})
+        done = convy(
+            "run",
+            "--project",
+            str(demo_project),
+            "--model-url",
+            server.url,
+            "--user-model",
+            "m",
+            cwd=demo_project,
+            env={"CONVY_DEMO_URL": server.url},
+        )
     assert done.returncode == 2
     assert "scenarios/bad.yaml:2" in done.stderr
     assert seen == []
 
 
-def test_a_run_killed_with_sigkill_is_finished_by_resume_with_nothing_lost_or_doubled(demo_project: Path) -> None:
+def test_a_run_killed_with_sigkill_is_finished_by_resume_with_nothing_lost_or_doubled(
+    demo_project: Path,
+) -> None:
     bot = SupportBot()
 
-    def slow(method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def slow(
+        method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         time.sleep(0.15)
         return bot(method, path, headers, body)
 
     with LocalServer(slow) as agent, LocalServer(ScriptedModels.bundled()) as models:
-        args = ("--project", str(demo_project), "--model-url", models.url, "--user-model", "u",
-                "--concurrency", "2", "--repeat", "3")
+        args = (
+            "--project",
+            str(demo_project),
+            "--model-url",
+            models.url,
+            "--user-model",
+            "u",
+            "--concurrency",
+            "2",
+            "--repeat",
+            "3",
+        )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
         env["CONVY_DEMO_URL"] = agent.url
-        process = subprocess.Popen([sys.executable, "-m", "convy", "run", *args], cwd=demo_project, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "convy", "run", *args],
+            cwd=demo_project,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         folder: Path | None = None
         while time.monotonic() < deadline:
@@ -116,7 +163,9 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_nothing_lost_or_do
 def test_resume_refuses_a_folder_of_a_newer_format(tmp_path: Path) -> None:
     folder = tmp_path / "results" / "a" / "r"
     folder.mkdir(parents=True)
-    (folder / "run.json").write_text(json.dumps({"format": 99, "spec": {}, "status": "running", "started": ""}))
+    (folder / "run.json").write_text(
+        json.dumps({"format": 99, "spec": {}, "status": "running", "started": ""})
+    )
     done = convy("resume", str(folder), cwd=tmp_path)
     assert done.returncode == 2
     assert "format 99" in done.stderr and "format 1" in done.stderr

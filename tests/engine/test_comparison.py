@@ -5,16 +5,18 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from convy.agent import Usage
 from convy.comparison import Compared, NoBaseline, RunsDiffer
 from convy.gate import Gate
 from convy.journal import RunFile, RunSpec, ScenarioEntry
 from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.agent import Usage
 from convy.statistics import PValue, Rate, Unknown
-from convy.summary import Summed, Summary
+from convy.summary import Summary, Summed
 
 
-def outcome(scenario: str, index: int, holds: bool | None, fingerprint: str = "f", reason: str = "") -> Outcome:
+def outcome(
+    scenario: str, index: int, holds: bool | None, fingerprint: str = "f", reason: str = ""
+) -> Outcome:
     decision: Verdict | Failed | NoVerdict
     if holds is None:
         decision = NoVerdict(reason=reason or "model_failure")
@@ -23,19 +25,43 @@ def outcome(scenario: str, index: int, holds: bool | None, fingerprint: str = "f
     else:
         decision = Verdict(holds=holds, claims=(ClaimResult(claim="c1", passed=holds, reason="why"),))
     turn = Turn(user="u", agent="a", seconds=0.5, usage=Usage(input=10, output=5))
-    return Outcome(scenario=scenario, index=index, fingerprint=fingerprint, turns=(turn,), seconds=1.0 + index,
-                   decision=decision)
+    return Outcome(
+        scenario=scenario,
+        index=index,
+        fingerprint=fingerprint,
+        turns=(turn,),
+        seconds=1.0 + index,
+        decision=decision,
+    )
 
 
-def summary(results: dict[str, list[bool | None]], agent: str = "a", fingerprints: dict[str, str] | None = None,
-            ) -> Summary:
+def summary(
+    results: dict[str, list[bool | None]],
+    agent: str = "a",
+    fingerprints: dict[str, str] | None = None,
+) -> Summary:
     fingerprints = fingerprints or {}
     repeat = max(len(v) for v in results.values())
-    spec = RunSpec(agent=agent, repeat=repeat, scenarios=tuple(
-        ScenarioEntry(name=n, fingerprint=fingerprints.get(n, "f"), file=f"scenarios/{n}.yaml", line=1,
-                      claim_lines=(7,)) for n in results))
-    outcomes = [outcome(n, i, h, fingerprints.get(n, "f")) for n, hs in results.items() for i, h in enumerate(hs)]
-    return Summed(RunFile(format=1, spec=spec, status="finished", started="t"), "results/a/r1", outcomes).summary()
+    spec = RunSpec(
+        agent=agent,
+        repeat=repeat,
+        scenarios=tuple(
+            ScenarioEntry(
+                name=n,
+                fingerprint=fingerprints.get(n, "f"),
+                file=f"scenarios/{n}.yaml",
+                line=1,
+                claim_lines=(7,),
+            )
+            for n in results
+        ),
+    )
+    outcomes = [
+        outcome(n, i, h, fingerprints.get(n, "f")) for n, hs in results.items() for i, h in enumerate(hs)
+    ]
+    return Summed(
+        RunFile(format=1, spec=spec, status="finished", started="t"), "results/a/r1", outcomes
+    ).summary()
 
 
 def test_the_summary_counts_held_of_judged_and_leaves_no_verdict_out() -> None:
@@ -60,14 +86,29 @@ def test_token_spreads_are_medians_of_per_attempt_totals() -> None:
 
 
 def test_statuses_of_scenarios() -> None:
-    base = summary({"a": [True] * 5, "b": [True, False, True, False, True], "c": [True] * 5, "gone": [True] * 5,
-                    "same": [True] * 5})
-    now = summary({"a": [False] * 5, "b": [True] * 5, "c": [True] * 5, "new": [True] * 5, "same": [True] * 5},
-                  fingerprints={"c": "other"})
+    base = summary(
+        {
+            "a": [True] * 5,
+            "b": [True, False, True, False, True],
+            "c": [True] * 5,
+            "gone": [True] * 5,
+            "same": [True] * 5,
+        }
+    )
+    now = summary(
+        {"a": [False] * 5, "b": [True] * 5, "c": [True] * 5, "new": [True] * 5, "same": [True] * 5},
+        fingerprints={"c": "other"},
+    )
     comparison = Compared(now, base).comparison()
     status = {s.name: s.status for s in comparison.scenarios}
-    assert status == {"a": "regressed", "b": "improved", "c": "changed", "new": "new", "gone": "removed",
-                      "same": "unchanged"}
+    assert status == {
+        "a": "regressed",
+        "b": "improved",
+        "c": "changed",
+        "new": "new",
+        "gone": "removed",
+        "same": "unchanged",
+    }
     assert comparison.ordered()[0].name == "a"
     assert isinstance(comparison.scenarios[0].p, PValue) and comparison.scenarios[0].p.value < 0.01
 
@@ -109,5 +150,8 @@ def test_the_drop_is_over_common_unchanged_scenarios() -> None:
     base = summary({"s": [True] * 4, "t": [False] * 4})
     now = summary({"s": [True] * 4, "t": [True] * 4}, fingerprints={"t": "new-fp"})
     comparison = Compared(now, base).comparison()
-    assert comparison.drop == 0.0 and (comparison.common_now.judged, comparison.common_baseline.judged) == (4, 4)
+    assert comparison.drop == 0.0 and (comparison.common_now.judged, comparison.common_baseline.judged) == (
+        4,
+        4,
+    )
     assert msgspec.json.encode(comparison)

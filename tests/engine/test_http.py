@@ -423,8 +423,9 @@ def test_a_failed_turn_leaves_the_dialogue_as_it_was() -> None:
 # TLS
 
 
-def test_without_tls_settings_the_system_checks_https() -> None:
-    assert Tls().context(Path(".")) is True
+def test_without_tls_settings_one_verifying_context_is_made_for_every_conversation() -> None:
+    context = Tls().context(Path("."))
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_REQUIRED
 
 
 def test_a_ca_bundle_makes_a_context_that_checks_certificates(tmp_path: Path) -> None:

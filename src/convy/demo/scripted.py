@@ -52,9 +52,9 @@ class ScriptedModels:
         text = (Path(__file__).parent / "script.yaml").read_text(encoding="utf-8")
         return cls(msgspec.convert(yaml.safe_load(text), Script))
 
-    def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[
-        int, dict[str, str], bytes
-    ]:
+    def __call__(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         if method != "POST" or not path.endswith("/chat/completions"):
             return 404, {"Content-Type": "application/json"}, b'{"error": {"message": "not found"}}'
         request = json.loads(body)
@@ -68,7 +68,9 @@ class ScriptedModels:
             "id": "scripted",
             "object": "chat.completion",
             "model": request.get("model", "scripted"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            ],
             "usage": {"prompt_tokens": prompt, "completion_tokens": len(content) // 4},
         }
         return 200, {"Content-Type": "application/json"}, json.dumps(reply).encode()

@@ -12,9 +12,9 @@ class SupportBot:
     """A route for LocalServer: POST /chat with {"messages": [...], "session": id} answers
     {"reply": {"text": ...}, "usage": {...}, "trace": [...]}."""
 
-    def __call__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[
-        int, dict[str, str], bytes
-    ]:
+    def __call__(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         if method != "POST" or path != "/chat":
             return 404, {"Content-Type": "application/json"}, b'{"error": "not found"}'
         try:
