@@ -169,3 +169,39 @@ def test_resume_refuses_a_folder_of_a_newer_format(tmp_path: Path) -> None:
     done = convy("resume", str(folder), cwd=tmp_path)
     assert done.returncode == 2
     assert "format 99" in done.stderr and "format 1" in done.stderr
+
+
+def test_a_deployed_agent_is_played_with_no_files_but_scenarios(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text("user: Say hello.\nopening: hi\nclaims: [The agent answers.]\n")
+
+    def decided(request: dict[str, object]) -> str:
+        return '{"decisions": [{"pass": true, "reason": "ok"}]}' if request.get("response_format") else "FINISHED"
+
+    with AgentServer() as agent, ModelServer(decided) as models:
+        done = convy(
+            "run", "--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key", "sk-secret-value",
+            "--user-model", "gpt-test", "--repeat", "2", cwd=tmp_path,
+        )
+        keys = {h.get("authorization") for h in models.headers}
+    assert done.returncode == 0, done.stderr
+    folder = only_run(tmp_path / "results")
+    assert folder.parent.name == "agent" and len(lines(folder)) == 2
+    assert keys == {"Bearer sk-secret-value"}
+    written = "".join(p.read_text() for p in folder.iterdir() if p.is_file())
+    assert "sk-secret-value" not in written + done.stdout + done.stderr, "the key is never written or printed"
+
+
+def test_a_second_process_playing_the_same_folder_gets_exit_2(tmp_path: Path) -> None:
+    import fcntl
+
+    done = convy("run", "--demo", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    folder = only_run(tmp_path / "results")
+    with (folder / "run.lock").open("a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        again = convy("resume", str(folder), "--demo", cwd=tmp_path)
+    assert again.returncode == 2 and "another process" in again.stderr

@@ -1,0 +1,279 @@
+"""The benchmark's latency servers: an OpenAI-compatible model server (the simulated user and the
+judge) and an OpenAI-compatible agent server, each answering every request a fixed latency after it
+arrived, counting requests, connections and the peak number in flight.
+
+They run in a process of their own (`python benchmarks/servers.py --latency 0.1`), which prints one
+JSON line with both base URLs, serves until its standard input closes, and answers `GET /stats` (on
+either port) with the counts of both. HTTP/1.1 with keep-alive on asyncio streams, standard library
+only (plus msgspec for JSON), so the servers add about a millisecond at most to the latency asked for.
+
+The model server answers a request with `response_format: json_object` as the judge: one decision per
+claim, the count read from the judge's request (`Claims (N):`), a graded claim given its first
+passing grade. Any other request is the simulated user: plain text, never FINISHED, so every
+attempt plays max_turns turns. Prompt tokens are estimated from the messages' lengths (4 characters
+a token, plus 4 a message) and reported in `usage`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import time
+
+import msgspec
+
+CLAIMS = re.compile(rb"Claims \((\d+)\):\n(.*?)\n\nTranscript:", re.S)
+GRADES = re.compile(r'"((?:[^"\\]|\\.)*)" = (true|false)')
+WORDS = (
+    "I ordered the blue headphones three weeks ago and they still have not arrived, the tracking page "
+    "has said 'in transit' since the ninth and nobody answers the phone at the depot."
+)
+ANSWER = (
+    "Thank you for your patience. I have looked up the order and can see that the parcel left our "
+    "warehouse on time but was held at the regional depot. I can either send a replacement today "
+    "with express delivery, or refund the full amount to your original payment method within five "
+    "working days. Which would you prefer?"
+)
+
+
+class Counts:
+    """What one server saw: requests by kind, connections, in flight now and at most, when each
+    request arrived (seconds since the process started), how long each took beyond the latency."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.kinds: dict[str, int] = {}
+        self.prompt_tokens: dict[str, int] = {}
+        self.connections = 0
+        self.in_flight = 0
+        self.peak = 0
+        self.arrivals: list[float] = []
+        self.late: list[float] = []
+        self.bad = 0
+
+    def view(self) -> dict[str, object]:
+        late = sorted(self.late)
+        return {
+            "requests": self.requests,
+            "kinds": self.kinds,
+            "prompt_tokens": self.prompt_tokens,
+            "connections": self.connections,
+            "peak_in_flight": self.peak,
+            "arrivals": self.arrivals,
+            "late_ms": {
+                "p50": 1000 * late[len(late) // 2] if late else None,
+                "p99": 1000 * late[int(len(late) * 0.99)] if late else None,
+                "max": 1000 * late[-1] if late else None,
+            },
+            "bad": self.bad,
+        }
+
+
+class Tokens:
+    """The prompt tokens of a request's messages, estimated as OpenAI-like tokenizers come out on
+    English: a token per 4 characters, and 4 for each message's framing."""
+
+    def __init__(self, messages: list[dict[str, object]]) -> None:
+        self._messages = messages
+
+    def count(self) -> int:
+        return sum(4 + (len(str(m.get("content", ""))) + 3) // 4 for m in self._messages)
+
+
+class Completion:
+    """A chat completion's body, with its text and token usage."""
+
+    def __init__(self, model: str, text: str, prompt: int) -> None:
+        self._model = model
+        self._text = text
+        self._prompt = prompt
+
+    def body(self) -> bytes:
+        completion = (len(self._text) + 3) // 4
+        return msgspec.json.encode(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion",
+                "model": self._model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": self._text}, "finish_reason": "stop"}
+                ],
+                "usage": {
+                    "prompt_tokens": self._prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": self._prompt + completion,
+                },
+            }
+        )
+
+
+class JudgeRequest:
+    """The judge's request as the model server reads it: its claims, graded ones with their grades."""
+
+    def __init__(self, content: bytes) -> None:
+        self._content = content
+
+    def decisions(self) -> list[dict[str, object]]:
+        found = CLAIMS.search(self._content)
+        if found is None:
+            raise ValueError("no `Claims (N):` in the judge's request")
+        count = int(found.group(1))
+        items: list[list[str]] = []
+        for line in found.group(2).decode().split("\n"):
+            if line.startswith("   Grades (grade = pass): ") and items:
+                items[-1].append(line)
+            elif line[:1].isdigit():
+                items.append([line])
+            elif items:
+                items[-1][0] += "\n" + line
+        decisions: list[dict[str, object]] = []
+        for item in items:
+            decision: dict[str, object] = {"pass": True, "reason": "The transcript shows it."}
+            if len(item) > 1:
+                grades = [(json.loads(f'"{g}"'), p == "true") for g, p in GRADES.findall(item[1])]
+                decision["grade"] = next(g for g, passes in grades if passes)
+            decisions.append(decision)
+        if len(decisions) != count:
+            raise ValueError(f"read {len(decisions)} claims of {count}")
+        return decisions
+
+
+class Server:
+    """One HTTP/1.1 server on loopback: `kind` is "models" or "agent"; each POST is answered
+    `latency` seconds after its request was read in full."""
+
+    def __init__(self, kind: str, latency: float, counts: Counts, report: Report) -> None:
+        self.kind = kind
+        self._latency = latency
+        self._counts = counts
+        self._report = report
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self._server = await asyncio.start_server(self.serve, "127.0.0.1", 0, backlog=1024)
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._counts.connections += 1
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    return
+                arrived = time.monotonic()
+                line, _, rest = head.partition(b"\r\n")
+                method, path, _ = line.split(b" ", 2)
+                length, close = 0, False
+                for header in rest.split(b"\r\n"):
+                    name, _, value = header.partition(b":")
+                    name = name.strip().lower()
+                    if name == b"content-length":
+                        length = int(value)
+                    elif name == b"connection" and value.strip().lower() == b"close":
+                        close = True
+                body = await reader.readexactly(length) if length else b""
+                if method == b"GET" and path == b"/stats":
+                    status, payload = 200, msgspec.json.encode(self._report.view())
+                elif method == b"POST" and path.startswith(b"/reset"):
+                    self._report.reset()
+                    status, payload = 200, b"{}"
+                elif method == b"POST":
+                    status, payload = await self.answered(body, arrived)
+                else:
+                    status, payload = 404, b'{"error": {"message": "not found"}}'
+                writer.write(
+                    b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                    % (status, b"OK" if status == 200 else b"Error", len(payload), payload)
+                )
+                if method == b"POST" and not path.startswith(b"/reset"):
+                    self._counts.in_flight -= 1
+                    self._counts.late.append(time.monotonic() - arrived - self._latency)
+                if close:
+                    return
+        finally:
+            writer.close()
+
+    async def answered(self, body: bytes, arrived: float) -> tuple[int, bytes]:
+        counts = self._counts
+        counts.requests += 1
+        counts.in_flight += 1
+        counts.peak = max(counts.peak, counts.in_flight)
+        counts.arrivals.append(arrived - self._report.started)
+        try:
+            request = msgspec.json.decode(body)
+            kind, completion = self.completion(request)
+        except (ValueError, KeyError, TypeError, StopIteration, msgspec.DecodeError) as error:
+            counts.bad += 1
+            kind, status, payload = "bad", 400, msgspec.json.encode({"error": {"message": str(error)}})
+        else:
+            status, payload = 200, completion.body()
+            counts.prompt_tokens[kind] = counts.prompt_tokens.get(kind, 0) + Tokens(request["messages"]).count()
+        counts.kinds[kind] = counts.kinds.get(kind, 0) + 1
+        if self._latency > 0:
+            await asyncio.sleep(self._latency - (time.monotonic() - arrived))
+        return status, payload
+
+    def completion(self, request: dict[str, object]) -> tuple[str, Completion]:
+        messages = request["messages"]
+        if not isinstance(messages, list):
+            raise TypeError("messages is not a list")
+        model = str(request.get("model", "bench"))
+        prompt = Tokens(messages).count()
+        if self.kind == "agent":
+            turn = sum(1 for m in messages if m.get("role") == "user")
+            return "agent", Completion(model, f"({turn}) {ANSWER}", prompt)
+        response_format = request.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") == "json_object":
+            content = str(messages[-1]["content"]).encode()
+            decisions = JudgeRequest(content).decisions()
+            return "judge", Completion(model, msgspec.json.encode({"decisions": decisions}).decode(), prompt)
+        turn = (len(messages) - 1) // 2 + 1
+        return "user", Completion(model, f"Message {turn}: {WORDS}", prompt)
+
+
+class Report:
+    """The counts of both servers, and the moment the process started (arrivals count from it)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.servers: dict[str, Counts] = {"models": Counts(), "agent": Counts()}
+
+    def reset(self) -> None:
+        for counts in self.servers.values():
+            counts.__init__()  # type: ignore[misc]
+        self.started = time.monotonic()
+
+    def view(self) -> dict[str, object]:
+        return {
+            "cpu_seconds": time.process_time(),
+            **{name: counts.view() for name, counts in self.servers.items()},
+        }
+
+
+class Servers:
+    """Both servers in this process, until standard input closes."""
+
+    def __init__(self, latency: float) -> None:
+        self._latency = latency
+
+    async def serve(self) -> None:
+        report = Report()
+        urls: dict[str, str] = {}
+        for kind in ("models", "agent"):
+            server = Server(kind, self._latency, report.servers[kind], report)
+            urls[kind] = await server.start()
+        sys.stdout.write(json.dumps(urls) + "\n")
+        sys.stdout.flush()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.read)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="the benchmark's latency servers")
+    parser.add_argument("--latency", type=float, default=0.1, help="seconds before each answer")
+    arguments = parser.parse_args()
+    asyncio.run(Servers(arguments.latency).serve())
