@@ -25,7 +25,7 @@ import time
 import msgspec
 
 CLAIMS = re.compile(rb"Claims \((\d+)\):\n(.*?)\n\nTranscript:", re.S)
-GRADES = re.compile(r'"((?:[^"\\]|\\.)*)" = (true|false)')
+GRADES = re.compile(r'"([^"]*)" = (true|false)')
 WORDS = (
     "I ordered the blue headphones three weeks ago and they still have not arrived, the tracking page "
     "has said 'in transit' since the ninth and nobody answers the phone at the depot."
@@ -51,6 +51,7 @@ class Counts:
         self.peak = 0
         self.arrivals: list[float] = []
         self.late: list[float] = []
+        self.body_waits: list[float] = []
         self.bad = 0
 
     def view(self) -> dict[str, object]:
@@ -66,6 +67,10 @@ class Counts:
                 "p50": 1000 * late[len(late) // 2] if late else None,
                 "p99": 1000 * late[int(len(late) * 0.99)] if late else None,
                 "max": 1000 * late[-1] if late else None,
+            },
+            "body_wait_ms": {
+                "p50": 1000 * sorted(self.body_waits)[len(self.body_waits) // 2] if self.body_waits else None,
+                "max": 1000 * max(self.body_waits) if self.body_waits else None,
             },
             "bad": self.bad,
         }
@@ -98,7 +103,11 @@ class Completion:
                 "object": "chat.completion",
                 "model": self._model,
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": self._text}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self._text},
+                        "finish_reason": "stop",
+                    }
                 ],
                 "usage": {
                     "prompt_tokens": self._prompt,
@@ -132,7 +141,7 @@ class JudgeRequest:
         for item in items:
             decision: dict[str, object] = {"pass": True, "reason": "The transcript shows it."}
             if len(item) > 1:
-                grades = [(json.loads(f'"{g}"'), p == "true") for g, p in GRADES.findall(item[1])]
+                grades = [(grade, passes == "true") for grade, passes in GRADES.findall(item[1])]
                 decision["grade"] = next(g for g, passes in grades if passes)
             decisions.append(decision)
         if len(decisions) != count:
@@ -150,6 +159,7 @@ class Server:
         self._counts = counts
         self._report = report
         self._server: asyncio.Server | None = None
+        self.open: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> str:
         self._server = await asyncio.start_server(self.serve, "127.0.0.1", 0, backlog=1024)
@@ -158,13 +168,14 @@ class Server:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._counts.connections += 1
+        self.open.add(writer)
         try:
             while True:
                 try:
                     head = await reader.readuntil(b"\r\n\r\n")
                 except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                     return
-                arrived = time.monotonic()
+                headed = time.monotonic()
                 line, _, rest = head.partition(b"\r\n")
                 method, path, _ = line.split(b" ", 2)
                 length, close = 0, False
@@ -176,6 +187,9 @@ class Server:
                     elif name == b"connection" and value.strip().lower() == b"close":
                         close = True
                 body = await reader.readexactly(length) if length else b""
+                arrived = time.monotonic()
+                if method == b"POST":
+                    self._counts.body_waits.append(arrived - headed)
                 if method == b"GET" and path == b"/stats":
                     status, payload = 200, msgspec.json.encode(self._report.view())
                 elif method == b"POST" and path.startswith(b"/reset"):
@@ -195,7 +209,19 @@ class Server:
                 if close:
                     return
         finally:
+            self.open.discard(writer)
             writer.close()
+
+    async def stop(self) -> None:
+        """Stop listening and end every connection, so each handler returns on its own."""
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self.open):
+            writer.close()
+        for _ in range(100):
+            if not self.open:
+                return
+            await asyncio.sleep(0.01)
 
     async def answered(self, body: bytes, arrived: float) -> tuple[int, bytes]:
         counts = self._counts
@@ -211,7 +237,9 @@ class Server:
             kind, status, payload = "bad", 400, msgspec.json.encode({"error": {"message": str(error)}})
         else:
             status, payload = 200, completion.body()
-            counts.prompt_tokens[kind] = counts.prompt_tokens.get(kind, 0) + Tokens(request["messages"]).count()
+            counts.prompt_tokens[kind] = (
+                counts.prompt_tokens.get(kind, 0) + Tokens(request["messages"]).count()
+            )
         counts.kinds[kind] = counts.kinds.get(kind, 0) + 1
         if self._latency > 0:
             await asyncio.sleep(self._latency - (time.monotonic() - arrived))
@@ -244,12 +272,13 @@ class Report:
 
     def reset(self) -> None:
         for counts in self.servers.values():
-            counts.__init__()  # type: ignore[misc]
+            counts.__init__()
         self.started = time.monotonic()
 
     def view(self) -> dict[str, object]:
         return {
             "cpu_seconds": time.process_time(),
+            "started": self.started,
             **{name: counts.view() for name, counts in self.servers.items()},
         }
 
@@ -263,13 +292,16 @@ class Servers:
     async def serve(self) -> None:
         report = Report()
         urls: dict[str, str] = {}
+        servers: list[Server] = []
         for kind in ("models", "agent"):
-            server = Server(kind, self._latency, report.servers[kind], report)
-            urls[kind] = await server.start()
+            servers.append(Server(kind, self._latency, report.servers[kind], report))
+            urls[kind] = await servers[-1].start()
         sys.stdout.write(json.dumps(urls) + "\n")
         sys.stdout.flush()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, sys.stdin.read)
+        for server in servers:
+            await server.stop()
 
 
 if __name__ == "__main__":

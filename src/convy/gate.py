@@ -22,6 +22,8 @@ class GateDecision(Data, frozen=True, kw_only=True):
     verdict: Verdict
     rule: str
     explanation: str
+    alpha: float = 0.05
+    """The significance level the gate used: a change is significant when its p-value is below it."""
 
     @property
     def exit_code(self) -> int:
@@ -42,6 +44,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             case Share(value=share) if share > self.max_no_verdict:
                 unjudged = now.attempts - now.tally.judged
                 return GateDecision(
+                    alpha=self.alpha,
                     verdict="inconclusive",
                     rule="max-no-verdict",
                     explanation=(
@@ -51,19 +54,24 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 )
             case Unknown():
                 return GateDecision(
-                    verdict="inconclusive", rule="no-attempts", explanation="the run has no attempts"
+                    alpha=self.alpha,
+                    verdict="inconclusive",
+                    rule="no-attempts",
+                    explanation="the run has no attempts",
                 )
             case _:
                 pass
         match now.rate:
             case Unknown():
                 return GateDecision(
+                    alpha=self.alpha,
                     verdict="inconclusive",
                     rule="no-verdicts",
                     explanation="no attempt was judged: the pass rate is unknown",
                 )
             case Rate(value=value) if self.min_pass_rate > 0 and value < self.min_pass_rate:
                 return GateDecision(
+                    alpha=self.alpha,
                     verdict="fail",
                     rule="min-pass-rate",
                     explanation=(
@@ -78,6 +86,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         match comparison.baseline:
             case NoBaseline(why=why):
                 return GateDecision(
+                    alpha=self.alpha,
                     verdict="pass",
                     rule="floor-only",
                     explanation=f"{why}: gated on the floor only; pass rate {comparison.now.rate.text()}",
@@ -88,6 +97,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         p = comparison.p_drop
         if drop is None:
             return GateDecision(
+                alpha=self.alpha,
                 verdict="pass",
                 rule="nothing-comparable",
                 explanation="no scenario is common and unchanged with judged attempts in both runs",
@@ -96,6 +106,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         match p:
             case PValue(value=value) if drop > self.max_drop and value < self.alpha:
                 return GateDecision(
+                    alpha=self.alpha,
                     verdict="fail",
                     rule="max-drop",
                     explanation=(
@@ -108,6 +119,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 pass
         if drop > self.max_drop:
             return GateDecision(
+                alpha=self.alpha,
                 verdict="pass",
                 rule="not-significant",
                 explanation=(
@@ -116,6 +128,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 ),
             )
         return GateDecision(
+            alpha=self.alpha,
             verdict="pass",
             rule="within-max-drop",
             explanation=(

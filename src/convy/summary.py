@@ -94,6 +94,13 @@ class Summary(Data, frozen=True, kw_only=True):
     sha: str = ""
     ref: str = ""
     pull_request: int = 0
+    failed_attempts: int = 0
+    """Attempts the agent failed: judged, not holding."""
+    no_verdict_attempts: int = 0
+    """Attempts without a verdict: left out of the pass rate."""
+    pass_k: Share | Unknown = Unknown()
+    """The mean over the scenarios of their pass^k (k = repeat), as tau-bench reports it; scenarios
+    with fewer than k judged attempts are left out, and with none left it is unknown."""
 
 
 class Figures(msgspec.Struct):
@@ -260,6 +267,13 @@ class Summed(msgspec.Struct, frozen=True):
         )
         attempts = sum(s.attempts for s in scenarios)
         unjudged = sum(s.no_verdict for s in scenarios)
+        reliable: list[float] = []
+        for scenario in scenarios:
+            match scenario.pass_k:
+                case Share(value=value):
+                    reliable.append(value)
+                case Unknown():
+                    pass
         return Summary(
             agent=spec.agent,
             run=self.folder.rstrip("/").rsplit("/", 1)[-1],
@@ -289,4 +303,7 @@ class Summed(msgspec.Struct, frozen=True):
             sha=spec.provenance.sha,
             ref=spec.provenance.ref,
             pull_request=spec.provenance.pull_request,
+            failed_attempts=sum(s.failed for s in scenarios),
+            no_verdict_attempts=unjudged,
+            pass_k=Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown(),
         )

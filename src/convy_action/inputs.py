@@ -1,0 +1,91 @@
+"""Inputs: the action's settings as `python -m convy_action` receives them — its command-line flags
+and the runner's `INPUT_*` variables (hyphens kept), over `CONVY_*`, `[tool.convy]` and the defaults,
+as convy.settings reads them; Masks, the secret values the log must hide before anything else."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from convy.errors import ConfigurationError
+from convy.settings import ACTION, ENGINE, SECRETS, Flags, Setting, Settings, Sources
+
+NAMES: tuple[str, ...] = ENGINE + ACTION
+"""Every input of the action, in the order of action.yml."""
+
+
+class Inputs(msgspec.Struct, frozen=True):
+    """One invocation: its command-line arguments `argv`, its environment `environ`, and `folder`,
+    the working directory (the workspace in the action), which `project` is relative to."""
+
+    argv: tuple[str, ...]
+    environ: Mapping[str, str]
+    folder: Path
+
+    def parser(self) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(
+            prog="python -m convy_action",
+            description=(
+                "The convy GitHub Action: play the scenarios, upload the run folder, compare it with "
+                "the baseline, post the PR comment and the job summary, and gate (exit 0 pass, "
+                "1 fail, 2 configuration error, 3 inconclusive). Every input is also a flag."
+            ),
+        )
+        Flags(NAMES).add_to(parser)
+        return parser
+
+    def flags(self) -> dict[str, object]:
+        """The settings given as flags, by hyphenated name; ConfigurationError for an unknown one."""
+        namespace, unknown = self.parser().parse_known_args(list(self.argv))
+        if unknown:
+            raise ConfigurationError(unknown[0], "is not a flag of python -m convy_action (see --help)")
+        return Flags(NAMES).given(namespace)
+
+    def check(self) -> None:
+        """ConfigurationError naming an `INPUT_*` variable that is no input of the action (a typo in
+        the workflow's `with:` would otherwise be ignored)."""
+        known = {variable for name in NAMES for variable in Setting(name).inputs}
+        strange = sorted(key for key in self.environ if key.startswith("INPUT_") and key not in known)
+        if strange:
+            raise ConfigurationError(
+                strange[0],
+                "is not an input of the action (inputs: " + ", ".join(NAMES) + ")",
+            )
+
+    def sources(self, flags: Mapping[str, object]) -> Sources:
+        return Sources(flags, self.environ, self.folder)
+
+    def settings(self, flags: Mapping[str, object]) -> Settings:
+        """Every setting's value; ConfigurationError naming the setting and where it was given."""
+        self.check()
+        return self.sources(flags).settings()
+
+
+class Masks(msgspec.Struct, frozen=True):
+    """The values of the secret inputs (model-key, github-token, agent-headers) wherever they were
+    given — flags, `INPUT_*`, `CONVY_*` — each line of a multi-line one, and each header's value."""
+
+    flags: Mapping[str, object]
+    environ: Mapping[str, str]
+
+    def values(self) -> tuple[str, ...]:
+        found: list[str] = []
+        for name in sorted(SECRETS):
+            setting = Setting(name)
+            given = [str(self.flags.get(name, ""))]
+            given += [self.environ.get(key, "") for key in (*setting.inputs, setting.variable)]
+            for value in given:
+                for line in value.splitlines():
+                    found.append(line.strip())
+                    _, colon, rest = line.partition(":")
+                    if name == "agent-headers" and colon:
+                        found.append(rest.strip())
+                        found.append(rest.strip().removeprefix("Bearer ").strip())
+        shown: list[str] = []
+        for value in found:
+            if len(value) >= 3 and value not in shown:
+                shown.append(value)
+        return tuple(shown)

@@ -1,0 +1,124 @@
+"""What the runner reads besides the exit code: step outputs (multi-line safe), workflow commands
+(escaped), stop-commands tokens, annotations on regressed scenarios, the job summary under 1 MiB."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from convy.comparison import Compared, NoBaseline
+from convy.gate import Gate
+from convy.runs import Runs
+from convy_action.outputs import OUTPUTS, Annotations, Command, Results, StepOutputs, Stopped
+from convy_action.summary import CUT, MIB, JobSummary
+from tests.action.folders import all_held, golden
+
+
+def read_outputs(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT as the runner reads it: `name=value` or `name<<DELIMITER` … `DELIMITER`."""
+    values: dict[str, str] = {}
+    lines = iter(text.split("\n"))
+    for line in lines:
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            kept = []
+            for value_line in lines:
+                if value_line == delimiter:
+                    break
+                kept.append(value_line)
+            else:
+                raise AssertionError("Matching delimiter not found")
+            values[name] = "\n".join(kept)
+        else:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+def test_outputs_survive_newlines_and_text_that_looks_like_a_delimiter(tmp_path: Path) -> None:
+    path = tmp_path / "output"
+    path.write_text("earlier=1\n")
+    tricky = "line one\nEOF\nghadelimiter_x\nverdict=fail"
+    StepOutputs(path).write({"run-dir": tricky, "verdict": "pass", "artifact-id": ""})
+    assert read_outputs(path.read_text()) == {
+        "earlier": "1",
+        "run-dir": tricky,
+        "verdict": "pass",
+        "artifact-id": "",
+    }
+    assert path.read_text().endswith("\n")
+
+
+def test_only_the_action_s_outputs_may_be_written(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="passrate"):
+        StepOutputs(tmp_path / "o").write({"passrate": "1"})
+
+
+def test_a_command_s_text_cannot_end_it_or_start_another() -> None:
+    command = Command("error", "50% done\n::add-mask::x", (("file", "a,b:c.yaml"), ("line", "3")))
+    assert command.text() == "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0A::add-mask::x"
+    assert Command("endgroup").text() == "::endgroup::"
+
+
+def test_stop_commands_use_a_fresh_token_that_ends_them() -> None:
+    one, two = Stopped.new(), Stopped.new()
+    assert one.token != two.token and len(one.token) == 32
+    assert one.start == f"::stop-commands::{one.token}" and one.end == f"::{one.token}::"
+
+
+def test_a_regressed_scenario_is_annotated_on_its_file_and_failing_claim_line(tmp_path: Path) -> None:
+    now = Runs(golden().parent).one(golden()).summary()
+    better = all_held(tmp_path / "better")
+    baseline = Runs(better.parent).one(better).summary()
+    comparison = Compared(now, baseline).comparison()
+    workspace = tmp_path / "repo"
+    (annotation,) = Annotations(comparison, workspace / "evals", workspace).commands()
+    text = annotation.text()
+    assert text.startswith(
+        "::error file=evals/scenarios/talk-to-human.yaml,line=8,title=convy%3A talk-to-human"
+    )
+    assert "0 of 3 attempts held, 3 of 3 in the baseline (p = 0.05)" in text
+    assert "Failing claim: The agent offers to connect the user with a human." in text
+    outside = Annotations(comparison, Path("/elsewhere/project"), workspace).commands()[0].text()
+    assert "file=scenarios/talk-to-human.yaml" in outside
+
+
+def test_results_give_rates_as_fractions_and_empty_for_what_is_missing(tmp_path: Path) -> None:
+    now = Runs(golden().parent).one(golden()).summary()
+    alone = Compared(now, NoBaseline(why="none")).comparison()
+    values = Results(
+        comparison=alone, verdict="pass", run_dir="results/a", report="results/a/report.html"
+    ).values()
+    assert list(values) == list(OUTPUTS)
+    assert values["pass-rate"] == "0.7500" and values["baseline-pass-rate"] == ""
+    assert values["artifact-id"] == "" and values["comment-url"] == ""
+    compared = Compared(now, now).comparison()
+    decision = Gate().decision(compared)
+    values = Results(
+        comparison=compared, verdict=decision.verdict, run_dir="r", report="r/report.html", artifact_id=42
+    ).values()
+    assert (values["baseline-pass-rate"], values["artifact-id"], values["verdict"]) == (
+        "0.7500",
+        "42",
+        "pass",
+    )
+
+
+def test_the_job_summary_is_appended_to(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    path.write_text("# Earlier step\n")
+    assert JobSummary(path).append("## convy\n\nall good")
+    assert path.read_text() == "# Earlier step\n## convy\n\nall good\n\n"
+
+
+def test_a_job_summary_over_the_limit_is_cut_with_a_note_and_stays_under_it(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    row = "| scenario ✓ | 3 of 3 | 100.0% |\n"
+    assert not JobSummary(path).append(row * (2 * MIB // len(row)))
+    data = path.read_bytes()
+    assert len(data) <= MIB and data.decode().endswith(CUT)
+    assert re.search(r"\| 100\.0% \|\n\n\*The summary was cut here", data.decode())

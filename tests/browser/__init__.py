@@ -1,0 +1,1 @@
+"""The pages in a real browser: headless Chromium driven over the DevTools protocol."""
