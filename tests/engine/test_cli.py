@@ -176,15 +176,31 @@ def test_a_deployed_agent_is_played_with_no_files_but_scenarios(tmp_path: Path) 
     from tests.servers.models import ModelServer
 
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "hello.yaml").write_text("user: Say hello.\nopening: hi\nclaims: [The agent answers.]\n")
+    (tmp_path / "scenarios" / "hello.yaml").write_text(
+        "user: Say hello.\nopening: hi\nclaims: [The agent answers.]\n"
+    )
 
     def decided(request: dict[str, object]) -> str:
-        return '{"decisions": [{"pass": true, "reason": "ok"}]}' if request.get("response_format") else "FINISHED"
+        return (
+            '{"decisions": [{"pass": true, "reason": "ok"}]}'
+            if request.get("response_format")
+            else "FINISHED"
+        )
 
     with AgentServer() as agent, ModelServer(decided) as models:
         done = convy(
-            "run", "--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key", "sk-secret-value",
-            "--user-model", "gpt-test", "--repeat", "2", cwd=tmp_path,
+            "run",
+            "--agent-url",
+            f"{agent.url}/ok",
+            "--model-url",
+            models.url,
+            "--model-key",
+            "sk-secret-value",
+            "--user-model",
+            "gpt-test",
+            "--repeat",
+            "2",
+            cwd=tmp_path,
         )
         keys = {h.get("authorization") for h in models.headers}
     assert done.returncode == 0, done.stderr
@@ -205,3 +221,51 @@ def test_a_second_process_playing_the_same_folder_gets_exit_2(tmp_path: Path) ->
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         again = convy("resume", str(folder), "--demo", cwd=tmp_path)
     assert again.returncode == 2 and "another process" in again.stderr
+
+
+def test_two_demo_runs_then_compare_prints_the_comparison_and_writes_its_files(tmp_path: Path) -> None:
+    assert convy("run", "--demo", cwd=tmp_path).returncode == 0
+    first = only_run(tmp_path / "results")
+    second_run = convy("run", "--demo", "--baseline", str(first), cwd=tmp_path)
+    assert second_run.returncode == 0, second_run.stderr
+    second = next(p for p in (tmp_path / "results" / "support").iterdir() if p != first)
+    done = convy("compare", str(second), str(first), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "PASS" in done.stdout and "75.0% (46.8–91.1%)" in done.stdout
+    comment = (second / "comment.md").read_text()
+    assert comment.startswith("<!-- convy-action:support -->")
+    assert (second / "comparison.html").exists() and (second / "report.html").exists()
+
+
+def test_the_floor_gates_the_exit_code_of_run(tmp_path: Path) -> None:
+    done = convy("run", "--demo", "--min-pass-rate", "0.9", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "min-pass-rate" in done.stdout
+
+
+def test_report_writes_every_runs_page_and_the_index_and_export_writes_tables(tmp_path: Path) -> None:
+    assert convy("run", "--demo", cwd=tmp_path).returncode == 0
+    folder = only_run(tmp_path / "results")
+    (folder / "report.html").unlink()
+    done = convy("report", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (folder / "report.html").exists() and (tmp_path / "results" / "index.html").exists()
+    exported = convy("export", str(folder), "--to", str(tmp_path / "tables"), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    names = sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert len(names) == 14 and "attempts.csv" in names and "claims.jsonl" in names
+
+
+def test_compare_refuses_runs_of_different_agents_and_newer_formats(tmp_path: Path) -> None:
+    golden = Path(__file__).resolve().parent.parent / "golden"
+    import shutil
+
+    shutil.copytree(golden / "format-1-finished", tmp_path / "a")
+    other = json.loads((golden / "format-1-finished" / "run.json").read_text())
+    other["spec"]["agent"] = "someone-else"
+    shutil.copytree(golden / "format-1-finished", tmp_path / "b")
+    (tmp_path / "b" / "run.json").write_text(json.dumps(other))
+    differ = convy("compare", str(tmp_path / "a"), str(tmp_path / "b"), cwd=tmp_path)
+    assert differ.returncode == 2 and "different agents" in differ.stderr
+    newer = convy("compare", str(tmp_path / "a"), str(golden / "format-99"), cwd=tmp_path)
+    assert newer.returncode == 2 and "format 99" in newer.stderr
