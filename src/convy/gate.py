@@ -42,7 +42,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         now = comparison.now
         match now.no_verdict_share:
             case Share(value=share) if share > self.max_no_verdict:
-                unjudged = now.attempts - now.tally.judged
+                unjudged = now.no_verdict_attempts
                 return GateDecision(
                     alpha=self.alpha,
                     verdict="inconclusive",
