@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -118,6 +116,8 @@ class Command:
         return EXIT_CONFIG
 
     def played(self, arguments: argparse.Namespace, flags: dict[str, object], environ: dict[str, str]) -> int:
+        import asyncio
+
         from convy.journal import Provenance, RunInUse, RunJournal
         from convy.progress import Printed
         from convy.project import Project
@@ -241,6 +241,9 @@ class Command:
     @contextlib.contextmanager
     def terminable(self) -> Iterator[None]:
         """SIGTERM cancels the run like Ctrl+C does, so the folder is marked interrupted."""
+        import asyncio
+        import signal
+
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         if task is None:

@@ -149,6 +149,10 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
         return Matching(tuple(self.match.split(",")))
 
 
+SETTINGS_TYPE = msgspec.inspect.type_info(Settings)
+"""Settings' fields as msgspec sees them (types, constraints), read once."""
+
+
 class Setting(msgspec.Struct, frozen=True):
     """One setting, by its hyphenated name, with its names in each source."""
 
@@ -161,7 +165,7 @@ class Setting(msgspec.Struct, frozen=True):
     @property
     def field(self) -> msgspec.inspect.Field:
         """Its field in Settings: type, constraints, default."""
-        match msgspec.inspect.type_info(Settings):
+        match SETTINGS_TYPE:
             case msgspec.inspect.StructType(fields=fields):
                 return next(field for field in fields if field.encode_name == self.name)
             case _:
