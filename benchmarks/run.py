@@ -585,6 +585,10 @@ class HttpxFloor:
         import httpx
         import msgspec
 
+        # The search path of `python -m convy` (the current folder first, no benchmarks folder): a
+        # failed import (httpcore's of sniffio, on every request) costs a look in each entry.
+        sys.path[:] = [os.getcwd(), *(p for p in sys.path if p and Path(p).resolve() != HERE)]
+
         body = msgspec.json.encode({"model": "bench", "messages": [{"role": "user", "content": "x" * 3000}]})
         headers = {"Content-Type": "application/json"}
 
@@ -735,6 +739,8 @@ class Targets:
             f = row.figures
             if row.number == "1":
                 row.check("wall/ideal ≤ 1.10 (process wall, start-up included)", f["ratio"] <= 1.10)
+                if f.get("span_ratio") is not None:
+                    row.check("span/ideal ≤ 1.10 (the play alone, at the servers)", f["span_ratio"] <= 1.10)
                 row.check("peak RSS ≤ 80 MB", f["rss"] <= 80)
             if row.number == "2":
                 row.check("CPU ≤ 1.0 ms per HTTP request (whole process)", f["cpu_ms"] <= 1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -101,12 +102,12 @@ class Command:
         return EXIT_PASS
 
     def run(self, arguments: argparse.Namespace) -> int:
-        from convy.demo.servers import DemoServers
-
         flags = Flags(ENGINE).given(arguments)
         with contextlib.ExitStack() as stack:
             environ = dict(self._environ)
             if arguments.demo:
+                from convy.demo.servers import DemoServers
+
                 demo = stack.enter_context(DemoServers())
                 environ.update(demo.environ())
                 results = Path.cwd() / str(flags.get("results", "results"))
@@ -258,6 +259,10 @@ class Command:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command's entry point."""
+    if importlib.util.find_spec("sniffio") is None:
+        sys.modules.setdefault(
+            "sniffio", None
+        )  # httpcore imports it at every request: fail fast (decision 12)
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")

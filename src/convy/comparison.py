@@ -131,6 +131,7 @@ class Compared(msgspec.Struct, frozen=True):
                 drop = before_value - now_value
             case _:
                 pass
+        p_drop, p_gain = strata.tails()
         return Comparison(
             now=self.now,
             baseline=baseline,
@@ -138,8 +139,8 @@ class Compared(msgspec.Struct, frozen=True):
             common_now=common_now,
             common_baseline=common_before,
             drop=drop,
-            p_drop=strata.drop(),
-            p_gain=strata.gain(),
+            p_drop=p_drop,
+            p_gain=p_gain,
             deltas=self.deltas(baseline),
         )
 

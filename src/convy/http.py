@@ -142,6 +142,11 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     def __repr__(self) -> str:
         return f"AgentSpec(url={Shown(self.url).text!r}, headers={sorted(self.headers)!r})"
 
+    def verify(self, base: pathlib.Path) -> ssl.SSLContext | bool:
+        """How the agent's connections check TLS: its Tls context for an https URL; nothing to check
+        (and no CA bundle to load) for plain http."""
+        return False if self.url.startswith("http://") else self.tls.context(base)
+
     def resolved(self, environ: Mapping[str, str], where: str) -> AgentSpec:
         """The same agent with every `${VAR}` of its URL and header values read from `environ`; a
         variable that is not set, or a URL that is then not http(s), is a ConfigurationError at

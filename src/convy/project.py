@@ -113,7 +113,7 @@ class Project(msgspec.Struct, frozen=True):
         timeout = self.settings.turn_timeout
         if self.settings.agent_url:
             spec = self.inline_spec().resolved(self.environ, "agent-url")
-            return JsonAgent(spec, timeout, spec.tls.context(self.root))
+            return JsonAgent(spec, timeout, spec.verify(self.root))
         path = self.agent_files()[name]
         where = str(path.relative_to(self.root))
         if path.suffix == ".py":
@@ -128,7 +128,7 @@ class Project(msgspec.Struct, frozen=True):
         except msgspec.ValidationError as error:
             raise ConfigurationError(where, str(error)) from None
         spec = spec.resolved(self.environ, where)
-        return JsonAgent(spec, timeout, spec.tls.context(self.root))
+        return JsonAgent(spec, timeout, spec.verify(self.root))
 
     def inline_spec(self) -> AgentSpec:
         """The agent that agent-url, agent-body, agent-answer and agent-headers define."""

@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 
 from convy.comparison import Comparison, Delta, NoBaseline, ScenarioChange
 from convy.gate import GateDecision
-from convy.outcome import Outcome
+from convy.outcome import Outcome, Verdict
 from convy.page import (
     BarRow,
     Bars,
@@ -54,6 +54,32 @@ RESULTS = (
     Choice(value="passing", label="passing"),
     Choice(value="unjudged", label="no verdict"),
 )
+
+
+SHOWN = 20
+"""The most attempts a scenario's window shows."""
+
+
+class Chosen:
+    """The attempts of one scenario a report shows, chosen while they stream past: up to SHOWN that
+    did not hold, then the first that held; never more than 2 × SHOWN held at once."""
+
+    def __init__(self) -> None:
+        self.unheld: list[Outcome] = []
+        self.held: list[Outcome] = []
+
+    def add(self, outcome: Outcome) -> None:
+        match outcome.decision:
+            case Verdict(holds=True):
+                if len(self.held) < SHOWN:
+                    self.held.append(outcome)
+            case _:
+                if len(self.unheld) < SHOWN:
+                    self.unheld.append(outcome)
+
+    def shown(self) -> list[Outcome]:
+        kept = self.unheld + self.held[: SHOWN - len(self.unheld)]
+        return sorted(kept, key=lambda outcome: outcome.index)
 
 
 class Report(msgspec.Struct, frozen=True):
@@ -148,23 +174,28 @@ class Report(msgspec.Struct, frozen=True):
         )
 
     def windows(self) -> tuple[Window, ...]:
+        """Each scenario's window with at most SHOWN attempts — those that did not hold first, then
+        the first that held — so a page of a 10,000-attempt run stays light; every attempt is in
+        attempts.jsonl and the tables."""
         scenarios = self.summary.scenarios
         places = {c.name: index for index, c in enumerate(scenarios)}
-        kept: list[list[tuple[int, msgspec.Raw]]] = [[] for _ in scenarios]
-        markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
+        chosen: list[Chosen] = [Chosen() for _ in scenarios]
         for outcome in self.outcomes:
             place = places.get(outcome.scenario)
             if place is not None:
-                view = Attempt(outcome, markdown).view()
-                kept[place].append((outcome.index, msgspec.Raw(msgspec.json.encode(view))))
+                chosen[place].add(outcome)
+        markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
         return tuple(
-            self.window(c, tuple(raw for _, raw in sorted(attempts, key=lambda pair: pair[0])))
-            for c, attempts in zip(scenarios, kept, strict=True)
+            self.window(
+                c,
+                tuple(msgspec.Raw(msgspec.json.encode(Attempt(o, markdown).view())) for o in kept.shown()),
+            )
+            for c, kept in zip(scenarios, chosen, strict=True)
         )
 
     def window(self, c: ScenarioSummary, attempts: tuple[msgspec.Raw, ...]) -> Window:
         where = f"{c.file}:{c.line}" if c.file else "declared in no file"
-        facts = (
+        facts: tuple[str, ...] = (
             f"pass rate {Percent(number=c.rate).text()}",
             Counted(tally=c.tally).text(),
             f"pass^{self.summary.repeat} {Percent(number=c.pass_k).value()}",
@@ -172,6 +203,12 @@ class Report(msgspec.Struct, frozen=True):
             f"attempt time {Figure(spread=c.seconds, unit='s').line()}",
             where,
         )
+        if len(attempts) < c.attempts:
+            facts = (
+                *facts,
+                f"showing {len(attempts)} of {c.attempts} attempts, those that did not hold first; "
+                "every attempt is in attempts.jsonl",
+            )
         failing = tuple(
             Tile(
                 label=Excerpt(text=f.claim).whole(),

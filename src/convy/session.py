@@ -40,7 +40,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     async def play(self, provenance: Provenance, watch: Callable[[Run], Journal]) -> Run:
         """Play the run's missing attempts; `watch` makes the journal that shows progress."""
         settings = self.project.settings
-        async with Clients(settings.turn_timeout).client() as client:
+        clients = Clients(settings.turn_timeout, settings.concurrency, settings.model_url)
+        async with clients.client() as client:
             models = self.project.models(client)
             run = Run.planned(
                 self.folder, self.name, self.declarations, settings.repeat, models, self.limits(), provenance

@@ -255,3 +255,11 @@ class Strata(Data, frozen=True, kw_only=True):
         if not self.tables:
             return Unknown()
         return PValue(value=self.distribution().as_likely(self.held()))
+
+    def tails(self) -> tuple[PValue | Unknown, PValue | Unknown]:
+        """The drop's and the gain's one-sided p-values, from one distribution."""
+        if not self.tables:
+            return Unknown(), Unknown()
+        distribution = self.distribution()
+        held = self.held()
+        return PValue(value=distribution.at_most(held)), PValue(value=distribution.at_least(held))

@@ -87,7 +87,14 @@ def test_only_the_package_s_files_enter_the_build() -> None:
         return kept
 
     assert all(
-        enters(p) for p in ("pyproject.toml", "README.md", "src/convy/cli.py", "src/convy_action/__main__.py")
+        enters(p)
+        for p in (
+            "pyproject.toml",
+            "README.md",
+            "src/convy/cli.py",
+            "src/convy_action/__main__.py",
+            "src/convy_action/action.py",
+        )
     )
     for path in (".git/config", ".venv/bin/python", "tests/conftest.py", "results/x/run.json", "action.yml"):
         assert not enters(path), path

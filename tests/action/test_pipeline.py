@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from convy_action.__main__ import Action
+from convy_action.action import Action
 from convy_action.inputs import NAMES
 from convy_action.retries import Retries
 from tests.action.folders import all_held, golden, hostile, zipped

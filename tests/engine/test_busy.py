@@ -345,3 +345,20 @@ def test_rejected_values() -> None:
 def test_retry_after_header(header: str | None, seconds: float | None) -> None:
     now = datetime.datetime(2015, 10, 21, 7, 28, 0, tzinfo=datetime.UTC)
     assert RetryAfter(header).seconds(now) == seconds
+
+
+def test_a_rate_paces_its_sends_evenly_so_a_run_takes_what_the_limit_allows() -> None:
+    async def sends() -> list[float]:
+        rate = Rate(10, window=1.0)
+        loop = asyncio.get_running_loop()
+        moments = []
+        for _ in range(11):
+            await rate.take()
+            moments.append(loop.time())
+        return moments
+
+    moments = asyncio.run(sends())
+    gaps = [b - a for a, b in zip(moments, moments[1:], strict=False)]
+    assert min(gaps) >= 0.099, "one send every window/limit seconds, never a burst"
+    assert 1.0 <= moments[-1] - moments[0] <= 1.1, "ten gaps of 0.1 s: the time the limit allows"
+    assert all(sum(1 for m in moments if t <= m < t + 1.0) <= 10 for t in moments)

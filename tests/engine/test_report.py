@@ -363,3 +363,15 @@ def test_a_demo_run_writes_a_standalone_report(tmp_path: Path) -> None:
     assert all(len(window["attempts"]) == 3 for window in view["windows"])
     assert view["headline"]["verdict"] in ("pass", "fail")
     assert re.findall(r"https?:", outside(html).replace(SVG_NAMESPACE, "")) == []
+
+
+def test_a_window_shows_at_most_twenty_attempts_those_that_did_not_hold_first() -> None:
+    results: list[bool | None] = [True] * 50
+    for index in (7, 30, 44):
+        results[index] = False
+    summary, outcomes = summed({"big": results})
+    window = data(Report(summary, outcomes).html())["windows"][0]
+    titles = [a["title"] for a in window["attempts"]]
+    assert len(titles) == 20
+    assert {"Attempt 8", "Attempt 31", "Attempt 45"} <= set(titles)
+    assert any("showing 20 of 50 attempts" in fact for fact in window["facts"])

@@ -1,0 +1,322 @@
+"""Action: the GitHub Action's composition root — inputs and context read and checked,
+the baseline found, the scenarios played, the run folder uploaded, compared, the comment posted, the
+job summary and the outputs written, the exit code chosen by the gate (0 pass, 1 fail, 2
+configuration error, 3 inconclusive). The only place of the action that prints."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+import httpx
+
+from convy.comparison import NoBaseline, RunsDiffer
+from convy.errors import ConfigurationError
+from convy.journal import RunInUse
+from convy.progress import Printed
+from convy.project import Project
+from convy.review import Review, Reviewed
+from convy.run import Run
+from convy.runs import Runs
+from convy.session import Prepared, Session
+from convy.settings import Settings
+from convy_action.artifacts import ResultsService, Uploaded, UploadedEarlier
+from convy_action.baseline import Looked, Wanted
+from convy_action.comment import LIMIT, Box, Posted, Skipped, StickyComment, Unposted
+from convy_action.context import Context, Event
+from convy_action.dry import KeptFolder, ShownComment
+from convy_action.github import GitHub
+from convy_action.inputs import Inputs, Masks
+from convy_action.outputs import Annotations, Command, Results, StepOutputs, Stopped
+from convy_action.retries import PATIENT, Retries
+from convy_action.shelf import ArtifactName, ArtifactShelf, NotUploaded, Retention, Shelf, Shelved
+from convy_action.summary import JobSummary
+
+EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
+
+
+class Log:
+    """The job's log: plain lines, workflow commands, and text the action does not trust printed
+    with workflow commands switched off."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def line(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def command(self, command: Command) -> None:
+        self.line(command.text())
+
+    def warning(self, text: str) -> None:
+        self.command(Command("warning", text))
+
+    @contextlib.contextmanager
+    def untrusted(self) -> Iterator[None]:
+        stopped = Stopped.new()
+        self.line(stopped.start)
+        try:
+            yield
+        finally:
+            self.line(stopped.end)
+
+    def shown(self, title: str, text: str) -> None:
+        """`text` (agent and model words included) folded under `title`, commands off."""
+        self.command(Command("group", title))
+        with self.untrusted():
+            self.line(text.rstrip("\n"))
+        self.command(Command("endgroup"))
+
+
+class Action:
+    """One invocation of the action: arguments, environment, log stream, working folder, and the
+    retries of its requests to GitHub."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        environ: Mapping[str, str],
+        out: TextIO,
+        folder: Path,
+        retries: Retries = PATIENT,
+    ) -> None:
+        self._argv = tuple(argv)
+        self._environ = dict(environ)
+        self._log = Log(out)
+        self._folder = folder
+        self._retries = retries
+
+    def exit_code(self) -> int:
+        inputs = Inputs(self._argv, self._environ, self._folder)
+        refused: ConfigurationError | None = None
+        try:
+            flags = inputs.flags()
+        except ConfigurationError as error:
+            flags, refused = {}, error
+        for value in Masks(flags, self._environ).values():
+            self._log.command(Command("add-mask", value))
+        try:
+            if refused is not None:
+                raise refused
+            return self.acted(inputs, flags)
+        except ConfigurationError as error:
+            self._log.command(Command("error", str(error), (("title", "convy: configuration error"),)))
+            return EXIT_CONFIG
+
+    def acted(self, inputs: Inputs, flags: dict[str, object]) -> int:
+        from convy.demo.servers import DemoServers
+
+        settings = inputs.settings(flags)
+        with contextlib.ExitStack() as stack:
+            if settings.demo:
+                demo = stack.enter_context(DemoServers())
+                results = str(self._folder / settings.results)
+                flags = {**demo.flags(), **flags, "results": results, "project": str(demo.project)}
+                inputs = Inputs(self._argv, {**self._environ, **demo.environ()}, self._folder)
+                settings = inputs.settings(flags)
+            context = Context(self._environ, self._folder)
+            if not settings.dry_run:
+                context.check()
+            event = context.event()
+            project = Project(settings, inputs.sources(flags), inputs.environ)
+            prepared = Session(project=project).prepared()
+            name = ArtifactName(settings.artifact_name, prepared.name)
+            name.check()
+            self.check_token(settings, event)
+            client = stack.enter_context(httpx.Client(timeout=30.0))
+            github = (
+                GitHub(context.api_url, settings.github_token, context.repository, client, self._retries)
+                if context.repository and settings.github_token
+                else None
+            )
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="convy-baseline-")))
+            looked = (
+                Wanted(
+                    value=settings.baseline,
+                    dry_run=settings.dry_run,
+                    folder=self._folder,
+                    github=github,
+                    workflow=context.workflow,
+                    branch=context.baseline_branch(settings.baseline_branch, event),
+                    name=name.text,
+                    current=context.run_id,
+                    scratch=scratch,
+                )
+                .baseline()
+                .looked()
+            )
+            for note in looked.notes:
+                self._log.warning(f"baseline: {note}")
+            self._log.line(f"convy: baseline: {looked.source or self.why(looked)}")
+            shelf = self.shelf(settings, context, client, name.text)
+            try:
+                run = self.played(prepared, context, event)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                self._log.warning(
+                    f"interrupted: the partial run folder is {context.relative(prepared.folder)}"
+                )
+                self.told(shelf.store(prepared.folder), context)
+                return EXIT_INTERRUPTED
+            reviewed = self.reviewed(run, looked, settings)
+            box = self.box(settings, event, github, prepared.name)
+            return self.reported(reviewed, context, shelf, box, project)
+        return EXIT_CONFIG
+
+    def check_token(self, settings: Settings, event: Event) -> None:
+        """ConfigurationError when GitHub must be asked (the comment, the baseline) without a token."""
+        if settings.dry_run or settings.github_token:
+            return
+        needs = []
+        if settings.comment and event.pull().number:
+            needs.append("the pull request comment")
+        if settings.baseline.strip() != "none":
+            needs.append(f"the baseline ({settings.baseline.strip()})")
+        if needs:
+            raise ConfigurationError(
+                "github-token",
+                f"is empty, and {' and '.join(needs)} need it: pass the workflow's token (the default "
+                "`${{ github.token }}`) with permissions `actions: read` and `pull-requests: write`, "
+                "or set `baseline: none` and `comment: false`",
+            )
+
+    def why(self, looked: Looked) -> str:
+        match looked.baseline:
+            case NoBaseline(why=why):
+                return f"none ({why})"
+            case _:
+                return "found"
+
+    def shelf(self, settings: Settings, context: Context, client: httpx.Client, name: str) -> Shelf:
+        if settings.dry_run:
+            return KeptFolder("a dry run uploads nothing")
+        if not context.results_url or not context.runtime_token:
+            self._log.warning(
+                "ACTIONS_RUNTIME_TOKEN or ACTIONS_RESULTS_URL is not set, so the run folder will not be "
+                "uploaded (the runner gives them to actions started with `uses:`, not to `run:` steps)"
+            )
+            return KeptFolder("the runner gave no artifact token")
+        retention = Retention(settings.retention_days, context.retention_days)
+        if retention.lowered():
+            self._log.warning(
+                f"retention-days {retention.asked} is more than the repository allows; "
+                f"the artifact is kept {retention.days()} days"
+            )
+        service = ResultsService(
+            context.results_url, context.runtime_token, client, context.run_attempt, self._retries
+        )
+        return ArtifactShelf(service, name, retention.days())
+
+    def box(self, settings: Settings, event: Event, github: GitHub | None, agent: str) -> Box:
+        number = event.pull().number
+        if settings.dry_run:
+            return ShownComment("a dry run posts nothing: the comment is shown above and in comment.md")
+        if not settings.comment:
+            return ShownComment("comment: false")
+        if not number or github is None:
+            return ShownComment("the event is not about a pull request")
+        return StickyComment(github, number, agent)
+
+    def played(self, prepared: Prepared, context: Context, event: Event) -> Run:
+        log = self._log
+
+        def watch(run: Run) -> Printed:
+            missing = run.missing()
+            log.line(
+                f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play against "
+                f"{run.spec.agent!r} → {context.relative(run.journal.folder)}"
+            )
+            return Printed(len(missing), log.out, False)
+
+        async def play() -> Run:
+            loop = asyncio.get_running_loop()
+            task = asyncio.current_task()
+            if task is not None:
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            try:
+                return await prepared.play(context.provenance(event), watch)
+            finally:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+        with log.untrusted():
+            try:
+                return asyncio.run(play())
+            except RunInUse as error:
+                raise ConfigurationError("run", str(error)) from None
+
+    def reviewed(self, run: Run, looked: Looked, settings: Settings) -> Reviewed:
+        stored = Runs(run.journal.folder.parent).one(run.journal.folder)
+        try:
+            return Review.gated(stored, looked.baseline, settings).reviewed()
+        except RunsDiffer as error:
+            self._log.warning(f"baseline {looked.source} is not comparable: {error}")
+            return Review.gated(stored, NoBaseline(why=str(error)), settings).reviewed()
+
+    def reported(self, reviewed: Reviewed, context: Context, shelf: Shelf, box: Box, project: Project) -> int:
+        from convy.markdown import CommentMarkdown, Links
+
+        folder = reviewed.run.folder
+        reviewed.written()
+        comment = folder / "comment.md"
+        run_url = context.run_url()
+        links = Links(report="", run=run_url)
+        comment.write_text(CommentMarkdown(reviewed.comparison, reviewed.decision, links).text(), "utf-8")
+        shelved = shelf.store(folder)
+        self.told(shelved, context)
+        match shelved:
+            case Uploaded(id=artifact):
+                links = Links(report=context.artifact_url(artifact), run=run_url)
+            case _:
+                artifact = 0
+        body = CommentMarkdown(reviewed.comparison, reviewed.decision, links, limit=LIMIT).text()
+        comment.write_text(body, encoding="utf-8")
+        self._log.shown("convy: the comparison", body)
+        posted = box.put(body)
+        summary, url = body, ""
+        match posted:
+            case Posted(url=url, how=how):
+                self._log.line(f"convy: pull request comment {how}: {url}")
+            case Unposted(reason=reason, forbidden=forbidden):
+                self._log.warning(
+                    f"the pull request comment could not be posted ({reason}); it is in the job summary"
+                    + (": a pull request from a fork gets a read-only token" if forbidden else "")
+                )
+                summary = f"> **The pull request comment could not be posted** ({reason}).\n\n{body}"
+            case Skipped(why=why):
+                self._log.line(f"convy: no pull request comment: {why}")
+                self._log.line(f"convy: the comment is in {context.relative(comment)}")
+        if context.step_summary and not JobSummary(Path(context.step_summary)).append(summary):
+            self._log.warning("the job summary was cut to the runner's limit of 1 MiB")
+        for annotation in Annotations(reviewed.comparison, project.root, context.workspace).commands():
+            self._log.command(annotation)
+        decision = reviewed.decision
+        self._log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}")
+        if context.output:
+            StepOutputs(Path(context.output)).write(
+                Results(
+                    comparison=reviewed.comparison,
+                    verdict=decision.verdict,
+                    run_dir=context.relative(folder),
+                    report=context.relative(folder / "report.html"),
+                    comment_url=url,
+                    artifact_id=artifact,
+                ).values()
+            )
+        return decision.exit_code
+
+    def told(self, shelved: Shelved, context: Context) -> None:
+        match shelved:
+            case Uploaded(id=artifact, name=name, size=size):
+                url = context.artifact_url(artifact)
+                self._log.line(f"convy: uploaded the run folder as artifact {name} ({size} bytes): {url}")
+            case UploadedEarlier(name=name):
+                self._log.line(f"convy: an earlier attempt of this workflow run uploaded artifact {name}")
+            case NotUploaded(reason=reason, failed=True):
+                self._log.warning(f"the run folder was not uploaded: {reason}")
+            case NotUploaded(reason=reason):
+                self._log.line(f"convy: the run folder was not uploaded: {reason}")
