@@ -260,9 +260,8 @@ class Command:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command's entry point."""
     if importlib.util.find_spec("sniffio") is None:
-        sys.modules.setdefault(
-            "sniffio", None
-        )  # httpcore imports it at every request: fail fast (decision 12)
+        # httpcore imports sniffio at every request; absent, let that import fail at once (decision 12)
+        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="replace")
