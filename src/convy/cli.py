@@ -120,6 +120,7 @@ class Command:
         import asyncio
 
         from convy.journal import Provenance, RunInUse, RunJournal
+        from convy.prefetch import Ahead, Prefetch
         from convy.progress import Printed
         from convy.project import Project
         from convy.run import Run
@@ -136,14 +137,14 @@ class Command:
             self._err.write("convy: warning: the last line of attempts.jsonl was torn; it is skipped\n")
         shown: list[Printed] = []
 
-        def watch(run: Run) -> Printed:
+        def watch(run: Run) -> Ahead:
             missing = run.missing()
             self._out.write(
                 f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play "
                 f"against {run.spec.agent!r} → {run.journal.folder}\n"
             )
             shown.append(Printed(len(missing), self._out, self._out.isatty()))
-            return shown[0]
+            return Ahead(shown[0], Prefetch())
 
         async def play() -> Run:
             with self.terminable():
