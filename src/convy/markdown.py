@@ -15,6 +15,7 @@ from typing import Protocol
 import msgspec
 from tabulate import tabulate
 
+from convy.amount import Amount
 from convy.comparison import Comparison, Delta, NoBaseline, ScenarioChange
 from convy.data import Data
 from convy.gate import GateDecision
@@ -143,32 +144,6 @@ class GroupedTable(Data, frozen=True, kw_only=True):
             else:
                 high = middle - 1
         return self.text(low)
-
-
-class Amount(Data, frozen=True, kw_only=True):
-    """A median time, count or token figure as text; None is unknown."""
-
-    value: float | None
-    unit: str
-
-    def text(self) -> str:
-        return "unknown" if self.value is None else self.shown(self.value, "")
-
-    def signed(self) -> str:
-        """A change with its sign: `+0.25 s`, `−120 tokens`, `±0.0`."""
-        if self.value is None:
-            return "unknown"
-        sign = "+" if self.value > 0 else "−" if self.value < 0 else "±"
-        return self.shown(abs(self.value), sign)
-
-    def shown(self, value: float, sign: str) -> str:
-        match self.unit:
-            case "s":
-                return f"{sign}{value:.2f} s" if value < 10 else f"{sign}{value:,.1f} s"
-            case "tokens":
-                return f"{sign}{value:,.0f} tokens"
-            case _:
-                return f"{sign}{value:,.1f}"
 
 
 class Figures(msgspec.Struct, frozen=True):

@@ -14,6 +14,7 @@ from pathlib import PurePath
 import msgspec
 from markdown_it import MarkdownIt
 
+from convy.amount import Amount
 from convy.comparison import Comparison, Delta, NoBaseline, ScenarioChange
 from convy.gate import GateDecision
 from convy.outcome import Outcome, Verdict
@@ -34,7 +35,7 @@ from convy.page import (
     View,
     Window,
 )
-from convy.shown import Amount, Counted, Decided, Figure, Percent, Reasons, Result, Run
+from convy.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
 from convy.summary import ScenarioSummary, Summary
 from convy.transcript import AgentMarkdown, Attempt, Excerpt
 

@@ -16,10 +16,11 @@ from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
 from convy.agent import Call, Thought
+from convy.amount import Amount
 from convy.data import Data
 from convy.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.page import Tone
-from convy.shown import Amount, Tokens
+from convy.shown import Tokens
 
 LIMIT = 20_000
 """The most characters of one text (a message, a step, a reason) a page keeps."""
