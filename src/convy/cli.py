@@ -148,7 +148,16 @@ class Command:
 
         async def play() -> Run:
             with self.terminable():
-                return await prepared.play(Provenance(), watch)
+                ticker = asyncio.get_running_loop().create_task(ticking())
+                try:
+                    return await prepared.play(Provenance(), watch)
+                finally:
+                    ticker.cancel()
+
+        async def ticking() -> None:
+            while not shown:
+                await asyncio.sleep(0.05)
+            await shown[0].ticking()
 
         try:
             run = asyncio.run(play())

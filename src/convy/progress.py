@@ -3,6 +3,7 @@ finished attempt elsewhere (CI logs)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TextIO
 
@@ -49,6 +50,17 @@ class Printed:
                 f"({len(outcome.turns)} turns, {outcome.seconds:.1f} s)\n"
             )
         self._stream.flush()
+
+    async def ticking(self, seconds: float = 1.0) -> None:
+        """On a terminal, redraw the live line every `seconds` (elapsed and ETA move between
+        attempts too); until cancelled."""
+        if not self._live:
+            return
+        while True:
+            await asyncio.sleep(seconds)
+            if self.done < self._total:
+                self._stream.write("\r\x1b[2K" + self.line())
+                self._stream.flush()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self._start
