@@ -5,6 +5,7 @@ retried here (retries live in Places), so the agent never gets the same message 
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import re
 import ssl
@@ -336,7 +337,10 @@ class JsonConnection:
     ) -> None:
         if self._client is not None:
             client, self._client = self._client, None
-            await client.aclose()
+            # a connection the agent's side broke (a TLS alert, a reset) may fail to close cleanly:
+            # the turn already failed or succeeded on its own, so closing raises nothing
+            with contextlib.suppress(ssl.SSLError, OSError, httpx.HTTPError):
+                await client.aclose()
 
     async def reply(self, text: str) -> Answer:
         if self._client is None:
@@ -356,7 +360,7 @@ class JsonConnection:
             raise AgentFailure("timeout", f"{self.shown} took too long ({type(error).__name__})") from None
         except httpx.ConnectError:
             raise AgentFailure("connection", f"no connection to {self.shown}") from None
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, ssl.SSLError, OSError) as error:
             failed = type(error).__name__
             raise AgentFailure("connection", f"the request to {self.shown} failed ({failed})") from None
         try:
