@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import msgspec
 
-from convy.comparison import Comparison, NoBaseline
+from convy.comparison import Comparison
 from convy.gate import GateDecision
 from convy.markdown import Excerpt, Figures
-from convy.summary import Summary
 from convy.untrusted import ELLIPSIS, Untrusted
 
 STYLE = "simple"
@@ -37,13 +36,7 @@ class ConsoleText(msgspec.Struct, frozen=True):
         figures = Figures(self.comparison, self.decision, TerminalCells())
         comparison = self.comparison
         troubles = figures.troubles(STYLE)
-        match comparison.baseline:
-            case NoBaseline():
-                title = f"Scenarios with failed claims ({len(troubles.groups)})"
-                none = "No claim failed."
-            case Summary():
-                title = f"Regressions ({len(troubles.groups)})"
-                none = "No scenario regressed."
+        title, none = figures.troubles_heading(troubles)
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
             f"Pass rate {comparison.now.rate.text()} {figures.change()}.",

@@ -269,6 +269,14 @@ class Figures(msgspec.Struct, frozen=True):
             for c in scenario.failing
         )
 
+    def troubles_heading(self, troubles: GroupedTable) -> tuple[str, str]:
+        """The troubles' title, and what stands when there are none."""
+        match self.comparison.baseline:
+            case NoBaseline():
+                return f"Scenarios with failed claims ({len(troubles.groups)})", "No claim failed."
+            case Summary():
+                return f"Regressions ({len(troubles.groups)})", "No scenario regressed."
+
     def troubles(self, style: str) -> GroupedTable:
         """With a baseline the regressions, each with its failed claims; without one, the scenarios
         with failed claims."""
@@ -350,13 +358,8 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         """The comment with the troubles' and all scenarios' tables as given."""
         comparison = self.comparison
         verdict = self.decision.verdict
-        match comparison.baseline:
-            case NoBaseline():
-                title = f"### Scenarios with failed claims ({len(troubles.groups)})"
-                none = "No claim failed."
-            case Summary():
-                title = f"### Regressions ({len(troubles.groups)})"
-                none = "No scenario regressed."
+        heading, none = figures.troubles_heading(troubles)
+        title = f"### {heading}"
         parts = [
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",

@@ -4,6 +4,7 @@ written from them into the run folder — comment.md, report.html, comparison.ht
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -13,6 +14,9 @@ from convy.runs import StoredRun
 from convy.settings import Settings
 from convy.summary import Summary
 
+if TYPE_CHECKING:
+    from convy.markdown import Links
+
 
 class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     """A run's comparison and the gate's decision on it."""
@@ -21,23 +25,25 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     comparison: Comparison
     decision: GateDecision
 
-    def comment(self, report: str = "", workflow_run: str = "") -> str:
-        from convy.markdown import CommentMarkdown, Links
+    def comment(self, links: Links) -> str:
+        from convy.markdown import CommentMarkdown
 
-        return CommentMarkdown(self.comparison, self.decision, Links(report=report, run=workflow_run)).text()
+        return CommentMarkdown(self.comparison, self.decision, links).text()
 
     def console(self) -> str:
         from convy.console import ConsoleText
 
         return ConsoleText(self.comparison, self.decision).text()
 
-    def written(self) -> tuple[Path, ...]:
-        """Write comment.md, report.html and (with a baseline) comparison.html into the run folder."""
+    def written(self, links: Links | None = None) -> tuple[Path, ...]:
+        """Write comment.md (with `links`, none by default), report.html and (with a baseline)
+        comparison.html into the run folder."""
+        from convy.markdown import Links
         from convy.report import ComparisonPage, Report
 
         folder = self.run.folder
         comment = folder / "comment.md"
-        comment.write_text(self.comment(), encoding="utf-8")
+        comment.write_text(self.comment(links or Links()), encoding="utf-8")
         report = folder / "report.html"
         report.write_text(
             Report(self.comparison.now, self.run.outcomes(), self.decision).html(), encoding="utf-8"

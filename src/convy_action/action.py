@@ -261,11 +261,10 @@ class Action:
         from convy.markdown import CommentMarkdown, Links
 
         folder = reviewed.run.folder
-        reviewed.written()
-        comment = folder / "comment.md"
         run_url = context.run_url()
         links = Links(report="", run=run_url)
-        comment.write_text(CommentMarkdown(reviewed.comparison, reviewed.decision, links).text(), "utf-8")
+        reviewed.written(links)
+        comment = folder / "comment.md"
         shelved = shelf.store(folder)
         self.told(shelved, context)
         match shelved:
