@@ -17,6 +17,7 @@ from convy.settings import ENGINE, Flags, Settings, Sources
 
 if TYPE_CHECKING:
     from convy.runs import StoredRun
+    from convy.summary import Summary
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict")
@@ -186,6 +187,11 @@ class Command:
             )
         return run
 
+    def summed(self, folder: Path) -> tuple[StoredRun, Summary]:
+        """A run named on the command line, read back and summed up."""
+        run = self.stored(folder, str(folder))
+        return run, run.summary()
+
     def reviewed(self, folder: Path, baseline: Path | None, settings: Settings) -> int:
         """Compare a run with its baseline (or the floor only), write its files, print, gate."""
         from convy.comparison import NoBaseline, RunsDiffer
@@ -216,25 +222,21 @@ class Command:
         settings = sources.settings()
         results = (Path.cwd() / settings.project / settings.results).resolve()
         every = Runs(results)
-        folders = [Path(f) for f in arguments.runs] or list(every.folders())
-        for folder in folders:
-            try:
-                run = every.one(folder)
-            except Exception as error:  # an unreadable run is shown, not fatal
-                self._err.write(f"convy: skipped {folder}: {error}\n")
-                continue
-            summary = run.summary()
+        broken = every.broken()
+        for unread in broken:
+            self._err.write(f"convy: cannot read {unread.folder}: {unread.reason}\n")
+        unreadable = {Path(b.folder) for b in broken}
+        read = {run.folder: (run, run.summary()) for run in every.readable() if run.folder not in unreadable}
+        chosen = [Path(f).resolve() for f in arguments.runs] or list(read)
+        for folder in chosen:
+            run, summary = read.get(folder) or self.summed(folder)
             (folder / "report.html").write_text(
                 Report(summary, run.outcomes(), None).html(), encoding="utf-8"
             )
             self._out.write(f"convy: wrote {folder / 'report.html'}\n")
-        for broken in every.broken():
-            self._err.write(f"convy: cannot read {broken.folder}: {broken.reason}\n")
         if results.is_dir():
             index = results / "index.html"
-            unreadable = {b.folder for b in every.broken()}
-            readable = tuple(r.summary() for r in every.readable() if str(r.folder) not in unreadable)
-            index.write_text(Index(readable).html(), encoding="utf-8")
+            index.write_text(Index(tuple(summary for _, summary in read.values())).html(), encoding="utf-8")
             self._out.write(f"convy: wrote {index}\n")
         return EXIT_PASS
 

@@ -269,3 +269,17 @@ def test_compare_refuses_runs_of_different_agents_and_newer_formats(tmp_path: Pa
     assert differ.returncode == 2 and "different agents" in differ.stderr
     newer = convy("compare", str(tmp_path / "a"), str(golden / "format-99"), cwd=tmp_path)
     assert newer.returncode == 2 and "format 99" in newer.stderr
+
+
+def test_report_shows_the_runs_it_cannot_read_and_writes_the_others(tmp_path: Path) -> None:
+    import shutil
+
+    golden = Path(__file__).resolve().parent.parent / "golden"
+    shutil.copytree(golden / "format-1-finished", tmp_path / "results" / "support" / "r1")
+    shutil.copytree(golden / "format-99", tmp_path / "results" / "support" / "r99")
+    done = convy("report", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "cannot read" in done.stderr and "r99" in done.stderr and "format 99" in done.stderr
+    assert (tmp_path / "results" / "support" / "r1" / "report.html").exists()
+    assert not (tmp_path / "results" / "support" / "r99" / "report.html").exists()
+    assert (tmp_path / "results" / "index.html").exists()
