@@ -110,13 +110,6 @@ class Journal(Protocol):
     def record(self, outcome: Outcome) -> None: ...
 
 
-class Kept(Data, frozen=True, kw_only=True):
-    """What attempts.jsonl holds: its outcomes, and whether a torn last line was dropped."""
-
-    outcomes: tuple[Outcome, ...] = ()
-    torn: bool = False
-
-
 class Appended:
     """The open attempts.jsonl of a run being played: each outcome is one line, flushed at once."""
 
@@ -178,10 +171,6 @@ class RunJournal:
             size = stream.tell()
             stream.seek(max(0, size - 1))
             return size > 0 and stream.read(1) != b"\n"
-
-    def kept(self) -> Kept:
-        """The outcomes on disk, and whether a torn last line was skipped."""
-        return Kept(outcomes=tuple(self.outcomes()), torn=self.torn())
 
     def _write(self, run: RunFile) -> None:
         partial = self.run_file.with_suffix(".json.partial")

@@ -97,7 +97,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
 
     def missing(self) -> tuple[Attempt, ...]:
         """The attempts of the spec that the folder does not hold yet, in declaration order."""
-        done = {(o.scenario, o.index) for o in self.journal.kept().outcomes}
+        done = {(o.scenario, o.index) for o in self.journal.outcomes()}
         return tuple(
             Attempt(
                 scenario=scenario,
