@@ -12,10 +12,10 @@ from pathlib import Path
 import msgspec
 import yaml
 
-from convy.agent import Call, Usage
-from convy.journal import FORMAT, STAMP, Limits, Provenance, RunFile, RunSpec, ScenarioEntry
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.scenario import Graded, Scenario
+from convy.play.agent import Call, Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.project.scenario import Graded, Scenario
+from convy.store.journal import FORMAT, STAMP, Limits, Provenance, RunFile, RunSpec, ScenarioEntry
 
 TOPICS = (
     "late-delivery",

@@ -515,10 +515,11 @@ class ReadRuns:
         import resource
 
         started = time.perf_counter()
-        from convy.comparison import Compared
-        from convy.gate import Gate
-        from convy.review import Reviewed
-        from convy.runs import Runs
+        from convy.compare.comparison import Compared
+        from convy.compare.gate import Gate
+        from convy.compare.summary import Summed
+        from convy.run.review import Reviewed
+        from convy.store.runs import Runs
 
         seconds: dict[str, float | str] = {}
         rss: dict[str, float] = {}
@@ -536,8 +537,8 @@ class ReadRuns:
         with step("read+summarise"):
             now = runs.one(self._now)
             before = runs.one(self._before)
-            now_summary = now.summary()
-            before_summary = before.summary()
+            now_summary = Summed.of(now).summary()
+            before_summary = Summed.of(before).summary()
         with step("compare"):
             comparison = Compared(now_summary, before_summary).comparison()
         with step("gate"):
@@ -551,7 +552,7 @@ class ReadRuns:
                 seconds["markdown"] = f"n/a ({error})"
         with step("html"):
             try:
-                from convy.report import ComparisonPage, Report
+                from convy.draw.report import ComparisonPage, Report
 
                 html = Report(now_summary, now.outcomes(), decision).html()
                 html += ComparisonPage(comparison, decision).html()

@@ -11,25 +11,25 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _HOMES = {
-    "Agent": "convy.agent",
-    "AgentFailure": "convy.agent",
-    "Answer": "convy.agent",
-    "Busy": "convy.busy",
-    "Call": "convy.agent",
+    "Agent": "convy.play.agent",
+    "AgentFailure": "convy.play.agent",
+    "Answer": "convy.play.agent",
+    "Busy": "convy.play.busy",
+    "Call": "convy.play.agent",
     "ConfigurationError": "convy.errors",
-    "Conversation": "convy.agent",
-    "Decided": "convy.dialog",
-    "Judge": "convy.dialog",
-    "Message": "convy.agent",
-    "Model": "convy.model",
-    "ModelFailure": "convy.model",
-    "Models": "convy.model",
-    "OpenAiModel": "convy.model",
-    "Outcome": "convy.outcome",
-    "Reply": "convy.model",
-    "Scenario": "convy.scenario",
-    "Thought": "convy.agent",
-    "Usage": "convy.agent",
+    "Conversation": "convy.play.agent",
+    "Decided": "convy.play.dialog",
+    "Judge": "convy.play.dialog",
+    "Message": "convy.play.agent",
+    "Model": "convy.play.model",
+    "ModelFailure": "convy.play.model",
+    "Models": "convy.play.model",
+    "OpenAiModel": "convy.play.model",
+    "Outcome": "convy.play.outcome",
+    "Reply": "convy.play.model",
+    "Scenario": "convy.project.scenario",
+    "Thought": "convy.play.agent",
+    "Usage": "convy.play.agent",
 }
 
 __all__ = [
@@ -55,13 +55,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from convy.agent import Agent, AgentFailure, Answer, Call, Conversation, Message, Thought, Usage
-    from convy.busy import Busy
-    from convy.dialog import Decided, Judge
     from convy.errors import ConfigurationError
-    from convy.model import Model, ModelFailure, Models, OpenAiModel, Reply
-    from convy.outcome import Outcome
-    from convy.scenario import Scenario
+    from convy.play.agent import Agent, AgentFailure, Answer, Call, Conversation, Message, Thought, Usage
+    from convy.play.busy import Busy
+    from convy.play.dialog import Decided, Judge
+    from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
+    from convy.play.outcome import Outcome
+    from convy.project.scenario import Scenario
 
 
 def __getattr__(name: str) -> object:

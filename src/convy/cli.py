@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from convy.errors import ConfigurationError
-from convy.settings import ENGINE, Flags, Settings, Sources
+from convy.project.settings import ENGINE, Flags, Settings, Sources
 
 if TYPE_CHECKING:
-    from convy.runs import StoredRun
-    from convy.summary import Summary
+    from convy.compare.summary import Summary
+    from convy.store.runs import StoredRun
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict")
@@ -120,12 +120,12 @@ class Command:
     def played(self, arguments: argparse.Namespace, flags: dict[str, object], environ: dict[str, str]) -> int:
         import asyncio
 
-        from convy.journal import Provenance, RunInUse, RunJournal
-        from convy.prefetch import Ahead, Prefetch
-        from convy.progress import Printed
-        from convy.project import Project
-        from convy.run import Run
-        from convy.session import Session
+        from convy.draw.progress import Printed
+        from convy.run.assembly import Project
+        from convy.run.prefetch import Ahead, Prefetch
+        from convy.run.run import Run
+        from convy.run.session import Session
+        from convy.store.journal import Provenance, RunInUse, RunJournal
 
         resume = Path(arguments.run_folder) if arguments.command == "resume" else None
         if resume is not None and "agent-url" not in flags and (resume / "run.json").exists():
@@ -174,8 +174,8 @@ class Command:
 
     def stored(self, folder: Path, what: str) -> StoredRun:
         """A run folder read back, or a configuration error naming it."""
-        from convy.journal import NewerFormat
-        from convy.runs import Runs
+        from convy.store.journal import NewerFormat
+        from convy.store.runs import Runs
 
         try:
             run = Runs(folder.parent).one(folder)
@@ -189,13 +189,15 @@ class Command:
 
     def summed(self, folder: Path) -> tuple[StoredRun, Summary]:
         """A run named on the command line, read back and summed up."""
+        from convy.compare.summary import Summed
+
         run = self.stored(folder, str(folder))
-        return run, run.summary()
+        return run, Summed.of(run).summary()
 
     def reviewed(self, folder: Path, baseline: Path | None, settings: Settings) -> int:
         """Compare a run with its baseline (or the floor only), write its files, print, gate."""
-        from convy.comparison import NoBaseline, RunsDiffer
-        from convy.review import Review
+        from convy.compare.comparison import NoBaseline, RunsDiffer
+        from convy.run.review import Review
 
         before: StoredRun | NoBaseline = NoBaseline(why="no baseline given")
         if baseline is not None:
@@ -215,8 +217,9 @@ class Command:
         return self.reviewed(Path(arguments.run_folder), Path(arguments.baseline), sources.settings())
 
     def report(self, arguments: argparse.Namespace) -> int:
-        from convy.report import Index, Report
-        from convy.runs import Runs
+        from convy.compare.summary import Summed
+        from convy.draw.report import Index, Report
+        from convy.store.runs import Runs
 
         sources = Sources(Flags(("project", "results")).given(arguments), self._environ, Path.cwd())
         settings = sources.settings()
@@ -226,7 +229,11 @@ class Command:
         for unread in broken:
             self._err.write(f"convy: cannot read {unread.folder}: {unread.reason}\n")
         unreadable = {Path(b.folder) for b in broken}
-        read = {run.folder: (run, run.summary()) for run in every.readable() if run.folder not in unreadable}
+        read = {
+            run.folder: (run, Summed.of(run).summary())
+            for run in every.readable()
+            if run.folder not in unreadable
+        }
         chosen = [Path(f).resolve() for f in arguments.runs] or list(read)
         for folder in chosen:
             run, summary = read.get(folder) or self.summed(folder)
@@ -241,13 +248,14 @@ class Command:
         return EXIT_PASS
 
     def export(self, arguments: argparse.Namespace) -> int:
-        from convy.tables import Tables
+        from convy.compare.summary import Summed
+        from convy.draw.tables import Tables
 
         folder = Path(arguments.run_folder)
         run = self.stored(folder, str(folder))
         target = Path(arguments.to) if arguments.to else folder / "export"
         target.mkdir(parents=True, exist_ok=True)
-        Tables(run, run.summary()).write(target)
+        Tables(run, Summed.of(run).summary()).write(target)
         self._out.write(f"convy: wrote the tables of {folder} to {target}\n")
         return EXIT_PASS
 

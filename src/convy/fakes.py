@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
-from convy.agent import Answer, Message, Usage
-from convy.dialog import Decided
-from convy.model import Reply
-from convy.outcome import ClaimResult, Outcome, Turn, Verdict
-from convy.scenario import Claim
+from convy.play.agent import Answer, Message, Usage
+from convy.play.dialog import Decided
+from convy.play.model import Reply
+from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
+from convy.project.scenario import Claim
 
 
 class FakeConversation:

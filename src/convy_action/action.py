@@ -15,16 +15,16 @@ from typing import TextIO
 
 import httpx
 
-from convy.comparison import NoBaseline, RunsDiffer
+from convy.compare.comparison import NoBaseline, RunsDiffer
+from convy.draw.progress import Printed
 from convy.errors import ConfigurationError
-from convy.journal import RunInUse
-from convy.progress import Printed
-from convy.project import Project
-from convy.review import Review, Reviewed
-from convy.run import Run
-from convy.runs import Runs
-from convy.session import Prepared, Session
-from convy.settings import Settings
+from convy.project.settings import Settings
+from convy.run.assembly import Project
+from convy.run.review import Review, Reviewed
+from convy.run.run import Run
+from convy.run.session import Prepared, Session
+from convy.store.journal import RunInUse
+from convy.store.runs import Runs
 from convy_action.artifacts import ResultsService, Uploaded, UploadedEarlier
 from convy_action.baseline import Looked, Wanted
 from convy_action.comment import LIMIT, Box, Posted, Skipped, StickyComment, Unposted
@@ -258,7 +258,7 @@ class Action:
             return Review.gated(stored, NoBaseline(why=str(error)), settings).reviewed()
 
     def reported(self, reviewed: Reviewed, context: Context, shelf: Shelf, box: Box, project: Project) -> int:
-        from convy.markdown import CommentMarkdown, Links
+        from convy.draw.markdown import CommentMarkdown, Links
 
         folder = reviewed.run.folder
         run_url = context.run_url()

@@ -12,10 +12,11 @@ from typing import Protocol
 
 import msgspec
 
-from convy.comparison import NoBaseline
+from convy.compare.comparison import NoBaseline
+from convy.compare.summary import Summed
 from convy.errors import ConfigurationError
-from convy.journal import NewerFormat
-from convy.runs import Runs, StoredRun
+from convy.store.journal import NewerFormat
+from convy.store.runs import Runs, StoredRun
 from convy_action.github import Artifact, GitHub, GitHubError, WorkflowRun
 from convy_action.zipped import Archive, UnsafeArchive
 
@@ -78,7 +79,7 @@ class Readable(msgspec.Struct, frozen=True):
         if run.file.status != "finished":
             raise Unusable(f"its run did not finish (status {run.file.status})")
         try:
-            run.summary()
+            Summed.of(run).summary()
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             raise Unusable("its attempts.jsonl cannot be read") from None
         return run

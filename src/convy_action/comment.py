@@ -11,7 +11,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from convy.data import Tagged
-from convy.markdown import Marker
+from convy.draw.markdown import Marker
 from convy_action.github import GitHub, GitHubError, IssueComment
 
 BOT = "github-actions[bot]"
@@ -51,7 +51,7 @@ class Box(Protocol):
 
 
 class Marked(msgspec.Struct, frozen=True):
-    """The comments of one agent, told by their hidden first line (convy.markdown's Marker:
+    """The comments of one agent, told by their hidden first line (convy.draw.markdown's Marker:
     `<!-- convy-action:support -->`)."""
 
     agent: str

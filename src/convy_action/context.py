@@ -11,7 +11,7 @@ import msgspec
 
 from convy.data import Data
 from convy.errors import ConfigurationError
-from convy.journal import Provenance
+from convy.store.journal import Provenance
 
 
 class EventRepository(Data, frozen=True, kw_only=True):

@@ -1,6 +1,6 @@
 """Inputs: the action's settings as `python -m convy_action` receives them — its command-line flags
 and the runner's `INPUT_*` variables (hyphens kept), over `CONVY_*`, `[tool.convy]` and the defaults,
-as convy.settings reads them; Masks, the secret values the log must hide before anything else."""
+as convy.project.settings reads them; Masks, the secret values the log must hide before anything else."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 
 from convy.errors import ConfigurationError
-from convy.settings import ACTION, ENGINE, SECRETS, Flags, Setting, Settings, Sources
+from convy.project.settings import ACTION, ENGINE, SECRETS, Flags, Setting, Settings, Sources
 
 NAMES: tuple[str, ...] = ENGINE + ACTION
 """Every input of the action, in the order of action.yml."""

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import msgspec
 
-from convy.comparison import Comparison, NoBaseline, ScenarioChange
-from convy.statistics import Rate, Unknown
-from convy.summary import Summary
+from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
+from convy.compare.statistics import Rate, Unknown
+from convy.compare.summary import Summary
 
 OUTPUTS: tuple[str, ...] = (
     "pass-rate",

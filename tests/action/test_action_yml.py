@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from convy.settings import ACTION, DESCRIPTIONS, ENGINE
+from convy.project.settings import ACTION, DESCRIPTIONS, ENGINE
 from convy_action.outputs import OUTPUTS
 
 ROOT = Path(__file__).resolve().parent.parent.parent

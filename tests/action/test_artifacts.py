@@ -15,8 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from convy.demo.localserver import LocalServer
 from convy.errors import ConfigurationError
-from convy.localserver import LocalServer
 from convy_action.artifacts import ArtifactError, ResultsService, RuntimeToken, Uploaded, UploadedEarlier
 from convy_action.github import GitHub
 from convy_action.retries import Retries

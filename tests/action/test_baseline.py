@@ -10,9 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from convy.comparison import NoBaseline
+from convy.compare.comparison import NoBaseline
+from convy.compare.summary import Summed
 from convy.errors import ConfigurationError
-from convy.runs import StoredRun
+from convy.store.runs import StoredRun
 from convy_action.baseline import AutoBaseline, LocalBaseline, Looked, RunBaseline
 from convy_action.github import GitHub
 from convy_action.retries import Retries
@@ -58,7 +59,7 @@ def test_auto_takes_the_newest_earlier_run_of_the_workflow_on_the_branch(
     fake.artifact(at(40, fake), NAME, zipped(golden()))  # created after the current run
     looked = auto(github, current, tmp_path / "scratch")
     assert looked.source == f"workflow run {newer.id}" and looked.notes == ()
-    assert run_of(looked).summary().tally.held == 12
+    assert Summed.of(run_of(looked)).summary().tally.held == 12
     assert run_of(looked).folder.is_relative_to(tmp_path / "scratch")
 
 
@@ -68,7 +69,7 @@ def test_a_run_without_the_artifact_is_passed_over_without_a_note(
     fake.artifact(at(0, fake), NAME, zipped(golden()))
     fake.artifact(at(5, fake), "convy-billing", zipped(golden()))
     looked = auto(github, at(10, fake), tmp_path)
-    assert run_of(looked).summary().tally.held == 9 and looked.notes == ()
+    assert Summed.of(run_of(looked)).summary().tally.held == 9 and looked.notes == ()
 
 
 def test_an_expired_artifact_is_skipped_for_the_next_older(

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from convy.comparison import Compared, NoBaseline
-from convy.gate import Gate
-from convy.runs import Runs
+from convy.compare.comparison import Compared, NoBaseline
+from convy.compare.gate import Gate
+from convy.compare.summary import Summed
+from convy.store.runs import Runs
 from convy_action.outputs import OUTPUTS, Annotations, Command, Results, StepOutputs, Stopped
 from convy_action.summary import CUT, MIB, JobSummary
 from tests.action.folders import all_held, golden
@@ -71,9 +72,9 @@ def test_stop_commands_use_a_fresh_token_that_ends_them() -> None:
 
 
 def test_a_regressed_scenario_is_annotated_on_its_file_and_failing_claim_line(tmp_path: Path) -> None:
-    now = Runs(golden().parent).one(golden()).summary()
+    now = Summed.of(Runs(golden().parent).one(golden())).summary()
     better = all_held(tmp_path / "better")
-    baseline = Runs(better.parent).one(better).summary()
+    baseline = Summed.of(Runs(better.parent).one(better)).summary()
     comparison = Compared(now, baseline).comparison()
     workspace = tmp_path / "repo"
     (annotation,) = Annotations(comparison, workspace / "evals", workspace).commands()
@@ -88,7 +89,7 @@ def test_a_regressed_scenario_is_annotated_on_its_file_and_failing_claim_line(tm
 
 
 def test_results_give_rates_as_fractions_and_empty_for_what_is_missing(tmp_path: Path) -> None:
-    now = Runs(golden().parent).one(golden()).summary()
+    now = Summed.of(Runs(golden().parent).one(golden())).summary()
     alone = Compared(now, NoBaseline(why="none")).comparison()
     values = Results(
         comparison=alone, verdict="pass", run_dir="results/a", report="results/a/report.html"

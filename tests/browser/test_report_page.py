@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 
-from convy.agent import Call, Thought, Usage
-from convy.comparison import Compared
-from convy.gate import Gate
-from convy.journal import RunFile, RunSpec, ScenarioEntry
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.report import ComparisonPage, Index, Report
-from convy.summary import Summary, Summed
+from convy.compare.comparison import Compared
+from convy.compare.gate import Gate
+from convy.compare.summary import Summary, Summed
+from convy.draw.report import ComparisonPage, Index, Report
+from convy.play.agent import Call, Thought, Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL = (

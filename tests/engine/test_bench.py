@@ -7,12 +7,12 @@ import random
 
 import msgspec
 
-from convy.agent import AgentFailure, Answer
-from convy.attempt import Attempt
-from convy.bench import Bench
 from convy.fakes import FakeAgent, FakeJudge, FakeModel, MemoryJournal
-from convy.outcome import Failed, NoVerdict, Verdict
-from convy.scenario import Scenario
+from convy.play.agent import AgentFailure, Answer
+from convy.play.attempt import Attempt
+from convy.play.bench import Bench
+from convy.play.outcome import Failed, NoVerdict, Verdict
+from convy.project.scenario import Scenario
 
 
 def scenario(name: str, opening: str = "hi") -> Scenario:

@@ -8,7 +8,7 @@ import datetime
 
 import pytest
 
-from convy.busy import Busy, GaveUp, Patience, Places, Rate, RetryAfter
+from convy.play.busy import Busy, GaveUp, Patience, Places, Rate, RetryAfter
 
 
 class Counter:

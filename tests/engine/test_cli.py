@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from convy.demo.localserver import LocalServer
 from convy.demo.scripted import ScriptedModels
 from convy.demo.supportbot import SupportBot
-from convy.localserver import LocalServer
 
 
 def convy(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from convy.agent import Usage
-from convy.comparison import Compared, NoBaseline, RunsDiffer
-from convy.gate import Gate
-from convy.journal import RunFile, RunSpec, ScenarioEntry
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.statistics import PValue, Rate, Unknown
-from convy.summary import Summary, Summed
+from convy.compare.comparison import Compared, NoBaseline, RunsDiffer
+from convy.compare.gate import Gate
+from convy.compare.statistics import PValue, Rate, Unknown
+from convy.compare.summary import Summary, Summed
+from convy.play.agent import Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 
 def outcome(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from convy.comparison import NoBaseline
-from convy.console import ConsoleText, TerminalCells
-from convy.gate import Gate
+from convy.compare.comparison import NoBaseline
+from convy.compare.gate import Gate
+from convy.draw.console import ConsoleText, TerminalCells
 from tests.engine.test_markdown import A_DROP, judged, run
 
 

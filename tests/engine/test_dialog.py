@@ -12,12 +12,12 @@ import httpx
 import msgspec
 import pytest
 
-from convy import prompts
-from convy.agent import Call, Message, Thought, Usage
-from convy.dialog import ChatJudge, Checked, Decided, Finished, Said, SimulatedUser
-from convy.model import ModelFailure, OpenAiModel, Reply
-from convy.outcome import ClaimResult, Turn, Verdict
-from convy.scenario import Claim, Graded, Scenario
+from convy.play import prompts
+from convy.play.agent import Call, Message, Thought, Usage
+from convy.play.dialog import ChatJudge, Checked, Decided, Finished, Said, SimulatedUser
+from convy.play.model import ModelFailure, OpenAiModel, Reply
+from convy.play.outcome import ClaimResult, Turn, Verdict
+from convy.project.scenario import Claim, Graded, Scenario
 from tests.servers.models import Canned, ModelServer, Request
 
 T = TypeVar("T")

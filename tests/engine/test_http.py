@@ -18,10 +18,10 @@ import certifi
 import msgspec
 import pytest
 
-from convy.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
-from convy.busy import Busy, Patience, Places, Rate
 from convy.errors import ConfigurationError
-from convy.http import AgentSpec, JsonAgent, Tls, TokenPaths
+from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
+from convy.play.busy import Busy, Patience, Places, Rate
+from convy.play.http import AgentSpec, JsonAgent, Tls, TokenPaths
 from tests.servers.agents import AgentServer, TlsFront
 
 SECRET = "s3cr3t-VALUE-42"

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from convy.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry
-from convy.outcome import Failed, Outcome
+from convy.play.outcome import Failed, Outcome
+from convy.store.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry
 
 SPEC = RunSpec(agent="a", scenarios=(ScenarioEntry(name="s", fingerprint="f"),), repeat=2)
 

@@ -10,14 +10,14 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from convy.agent import Usage
-from convy.comparison import Compared, Comparison, NoBaseline
-from convy.gate import Gate, GateDecision
-from convy.journal import RunFile, RunSpec, ScenarioEntry, Status
-from convy.markdown import CommentMarkdown, Links, Marker
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.statistics import Share, Unknown
-from convy.summary import Summary, Summed
+from convy.compare.comparison import Compared, Comparison, NoBaseline
+from convy.compare.gate import Gate, GateDecision
+from convy.compare.statistics import Share, Unknown
+from convy.compare.summary import Summary, Summed
+from convy.draw.markdown import CommentMarkdown, Links, Marker
+from convy.play.agent import Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.journal import RunFile, RunSpec, ScenarioEntry, Status
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

@@ -10,9 +10,9 @@ from typing import TypeVar
 import httpx
 import pytest
 
-from convy.agent import Message, Usage
-from convy.busy import Busy, Patience, Places, Rate
-from convy.model import Contained, Model, ModelFailure, Models, OpenAiModel, PatientModel, Reply
+from convy.play.agent import Message, Usage
+from convy.play.busy import Busy, Patience, Places, Rate
+from convy.play.model import Contained, Model, ModelFailure, Models, OpenAiModel, PatientModel, Reply
 from tests.servers.models import Canned, ModelServer, Request
 
 T = TypeVar("T")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Verdict
-from convy.progress import Printed
+from convy.draw.progress import Printed
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Verdict
 
 
 def outcome(index: int, decision: Verdict | Failed | NoVerdict) -> Outcome:

@@ -19,15 +19,15 @@ import msgspec
 import pytest
 from markdown_it import MarkdownIt
 
-from convy.agent import Call, Thought, Usage
-from convy.comparison import Compared, NoBaseline
-from convy.gate import Gate, GateDecision
-from convy.journal import RunFile, RunSpec, ScenarioEntry
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.report import ComparisonPage, Index, Report
-from convy.shown import Amount
-from convy.summary import Summary, Summed
-from convy.transcript import LIMIT, AgentMarkdown
+from convy.compare.comparison import Compared, NoBaseline
+from convy.compare.gate import Gate, GateDecision
+from convy.compare.summary import Summary, Summed
+from convy.draw.report import ComparisonPage, Index, Report
+from convy.draw.shown import Amount
+from convy.draw.transcript import LIMIT, AgentMarkdown
+from convy.play.agent import Call, Thought, Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 BREAKOUT = "</script><script>alert(1)</script>"
 DATA = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.DOTALL)

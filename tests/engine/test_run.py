@@ -12,13 +12,13 @@ from typing import Any
 import httpx
 import msgspec
 
-from convy.document import Declaration
-from convy.http import AgentSpec, JsonAgent
-from convy.journal import Limits, Provenance
-from convy.model import Models, OpenAiModel
-from convy.outcome import Failed, NoVerdict, Outcome, Verdict
-from convy.run import Run
-from convy.scenario import Scenario
+from convy.play.http import AgentSpec, JsonAgent
+from convy.play.model import Models, OpenAiModel
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.project.document import Declaration
+from convy.project.scenario import Scenario
+from convy.run.run import Run
+from convy.store.journal import Limits, Provenance
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
 

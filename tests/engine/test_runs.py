@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from convy.journal import NewerFormat
-from convy.runs import Runs
-from convy.statistics import Rate
+from convy.compare.statistics import Rate
+from convy.compare.summary import Summed
+from convy.store.journal import NewerFormat
+from convy.store.runs import Runs
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 
 def test_a_finished_format_1_folder_reads_back_with_its_figures() -> None:
-    summary = Runs(GOLDEN).one(GOLDEN / "format-1-finished").summary()
+    summary = Summed.of(Runs(GOLDEN).one(GOLDEN / "format-1-finished")).summary()
     assert (summary.status, summary.attempts, summary.tally.held, summary.tally.judged) == (
         "finished",
         12,
@@ -28,13 +29,13 @@ def test_a_finished_format_1_folder_reads_back_with_its_figures() -> None:
 
 
 def test_an_interrupted_folder_reads_back_what_it_holds() -> None:
-    summary = Runs(GOLDEN).one(GOLDEN / "format-1-interrupted").summary()
+    summary = Summed.of(Runs(GOLDEN).one(GOLDEN / "format-1-interrupted")).summary()
     assert (summary.status, summary.attempts, summary.expected) == ("interrupted", 5, 12)
 
 
 def test_a_torn_last_line_is_skipped_and_reported() -> None:
     run = Runs(GOLDEN).one(GOLDEN / "format-1-torn")
-    summary = run.summary()
+    summary = Summed.of(run).summary()
     assert run.torn() and summary.torn and summary.attempts == 7
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from convy.document import Declaration, Document
 from convy.errors import ConfigurationError
-from convy.scenario import Graded, Scenario
-from convy.scenarios import Matching, Scenarios
-from convy.settings import Settings
+from convy.project.document import Declaration, Document
+from convy.project.scenario import Graded, Scenario
+from convy.project.scenarios import Matching, Scenarios
+from convy.project.settings import Settings
 
 TESTS = Path(__file__).resolve().parent.parent
 BAD = TESTS / "bad"

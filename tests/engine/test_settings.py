@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from convy.errors import ConfigurationError
-from convy.settings import ACTION, DESCRIPTIONS, ENGINE, SECRETS, Flags, Setting, Settings, Sources
+from convy.project.settings import ACTION, DESCRIPTIONS, ENGINE, SECRETS, Flags, Setting, Settings, Sources
 
 SECRET = "sk-live-5eCr3t-do-not-print"
 

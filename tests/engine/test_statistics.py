@@ -16,7 +16,7 @@ from scipy.stats import fisher_exact, hypergeom, norm
 from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.proportion import proportion_confint
 
-from convy.statistics import Distribution, PValue, Rate, Share, Strata, Table, Tally, Unknown
+from convy.compare.statistics import Distribution, PValue, Rate, Share, Strata, Table, Tally, Unknown
 
 
 def table(held: int, judged: int, baseline_held: int, baseline_judged: int) -> Table:

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from convy import tables as module
-from convy.agent import Call, Thought, Usage
-from convy.journal import RunJournal, RunSpec, ScenarioEntry
-from convy.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.runs import Runs, StoredRun
-from convy.statistics import Rate
-from convy.tables import Table, Tables
+from convy.compare.statistics import Rate
+from convy.compare.summary import Summed
+from convy.draw import tables as module
+from convy.draw.tables import Table, Tables
+from convy.play.agent import Call, Thought, Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
+from convy.store.runs import Runs, StoredRun
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -143,7 +144,7 @@ def stored(folder: Path, outcomes: tuple[Outcome, ...] = OUTCOMES) -> StoredRun:
 @pytest.fixture
 def tables(tmp_path: Path) -> dict[str, Table]:
     run = stored(tmp_path / "results" / "support" / "run-1")
-    return {table.name: table for table in Tables(run, run.summary()).all()}
+    return {table.name: table for table in Tables(run, Summed.of(run).summary()).all()}
 
 
 def as_csv(table: Table) -> list[dict[str, str]]:
@@ -259,7 +260,7 @@ def test_claims_keep_grades_and_passes(tables: dict[str, Table]) -> None:
 
 def test_scenarios_are_the_summary_s_numbers(tmp_path: Path) -> None:
     run = stored(tmp_path / "results" / "support" / "run-1")
-    summary = run.summary()
+    summary = Summed.of(run).summary()
     table = {t.name: t for t in Tables(run, summary).all()}["scenarios"]
     lines = as_jsonl(table)
     refund = summary.scenarios[0]
@@ -355,7 +356,7 @@ def test_records_are_dicts_in_column_order(tables: dict[str, Table]) -> None:
 
 def test_an_empty_run_still_writes_each_header(tmp_path: Path) -> None:
     run = stored(tmp_path / "results" / "support" / "run-0", outcomes=())
-    for table in Tables(run, run.summary()).all():
+    for table in Tables(run, Summed.of(run).summary()).all():
         text = io.StringIO(newline="")
         table.csv(text)
         rows = list(csv.reader(io.StringIO(text.getvalue(), newline="")))
@@ -369,7 +370,7 @@ def test_an_empty_run_still_writes_each_header(tmp_path: Path) -> None:
 def test_write_puts_a_csv_and_a_jsonl_per_table_in_the_folder(tmp_path: Path) -> None:
     run = stored(tmp_path / "results" / "support" / "run-1")
     target = tmp_path / "out" / "export"
-    Tables(run, run.summary()).write(target)
+    Tables(run, Summed.of(run).summary()).write(target)
     assert sorted(p.name for p in target.iterdir()) == sorted(
         f"{name}.{ext}" for name in COLUMNS for ext in ("csv", "jsonl")
     )
@@ -383,7 +384,7 @@ def test_write_puts_a_csv_and_a_jsonl_per_table_in_the_folder(tmp_path: Path) ->
 def test_tables_read_the_folder_afresh_each_time(tmp_path: Path) -> None:
     folder = tmp_path / "results" / "support" / "run-1"
     run = stored(folder, outcomes=OUTCOMES[:1])
-    attempts = {t.name: t for t in Tables(run, run.summary()).all()}["attempts"]
+    attempts = {t.name: t for t in Tables(run, Summed.of(run).summary()).all()}["attempts"]
     assert len(list(attempts.rows())) == 1
     with RunJournal(folder).play(SPEC) as appended:
         appended.record(OUTCOMES[3])
@@ -392,7 +393,7 @@ def test_tables_read_the_folder_afresh_each_time(tmp_path: Path) -> None:
 
 def test_a_golden_folder_exports_one_attempt_row_per_attempt(tmp_path: Path) -> None:
     run = Runs(GOLDEN).one(GOLDEN / "format-1-finished")
-    summary = run.summary()
+    summary = Summed.of(run).summary()
     tables = {t.name: t for t in Tables(run, summary).all()}
     attempts = as_jsonl(tables["attempts"])
     assert len(attempts) == summary.attempts

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from convy.agent import Message
-from convy.template import Body, Path, PathMissing
+from convy.play.agent import Message
+from convy.play.template import Body, Path, PathMissing
 
 PLACEHOLDERS = {"$messages", "$message", "$conversation"}
 MESSAGES = (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from convy.untrusted import Untrusted
+from convy.draw.untrusted import Untrusted
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

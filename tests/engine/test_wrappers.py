@@ -9,8 +9,8 @@ from typing import Self
 
 import pytest
 
-from convy.agent import AgentFailure, Answer, QueuedAgent, TimeLimited
-from convy.busy import Busy, GaveUp, Patience, Places, Rate
+from convy.play.agent import AgentFailure, Answer, QueuedAgent, TimeLimited
+from convy.play.busy import Busy, GaveUp, Patience, Places, Rate
 
 
 class Slow:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
-from convy.statistics import PValue, Rate, Share, Strata, Table, Tally, Unknown
+from convy.compare.statistics import PValue, Rate, Share, Strata, Table, Tally, Unknown
 
 
 def enumerated(strata: Strata) -> tuple[Fraction, Fraction, Fraction]:

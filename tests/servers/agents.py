@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Self
 
-from convy.localserver import LocalServer
+from convy.demo.localserver import LocalServer
 
 Triple = tuple[int, dict[str, str], bytes]
 JSON = {"Content-Type": "application/json"}

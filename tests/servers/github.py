@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Self
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from convy.localserver import LocalServer
+from convy.demo.localserver import LocalServer
 from tests.servers.results import Answer, Fault, Faults, Results, Seen, Storage, Stored, stamp
 
 DOCS = "https://docs.github.com/rest"

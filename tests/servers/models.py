@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from convy.localserver import LocalServer
+from convy.demo.localserver import LocalServer
 
 Request = dict[str, Any]
 

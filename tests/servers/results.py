@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, quote, urlsplit
 
-from convy.localserver import LocalServer
+from convy.demo.localserver import LocalServer
 
 SERVICE = "/twirp/github.actions.results.api.v1.ArtifactService/"
 FORBIDDEN = '":<>|*?\r\n\\/'

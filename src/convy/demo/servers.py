@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Self
 
+from convy.demo.localserver import LocalServer
 from convy.demo.scripted import ScriptedModels
 from convy.demo.supportbot import SupportBot
-from convy.localserver import LocalServer
 
 
 class DemoServers:

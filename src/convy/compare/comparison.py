@@ -1,0 +1,227 @@
+"""Comparison: a run against its baseline — each scenario's status (regressed, improved, unchanged,
+new, removed, changed) with its Fisher p-value, whether the overall change is real by the exact
+stratified test over the scenarios common and unchanged in both, and the deltas of times and tokens."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from convy.compare.statistics import PValue, Rate, Strata, Table, Tally, Unknown
+from convy.compare.summary import FailingClaim, ScenarioSummary, Spread, Summary
+from convy.data import Data, Tagged
+
+Status = Literal["regressed", "improved", "unchanged", "new", "removed", "changed"]
+ORDER: dict[str, int] = {"regressed": 0, "changed": 1, "new": 2, "removed": 3, "improved": 4, "unchanged": 5}
+"""How the comment orders scenarios: regressions first."""
+
+
+class NoBaseline(Tagged, frozen=True, kw_only=True, tag="no_baseline"):
+    """There is no baseline run: the gate decides on the floor only. `why` says what was looked at."""
+
+    why: str = "no baseline run"
+
+
+class ScenarioChange(Data, frozen=True, kw_only=True):
+    """One scenario now versus the baseline."""
+
+    name: str
+    status: Status
+    now: Tally
+    baseline: Tally
+    now_rate: Rate | Unknown
+    baseline_rate: Rate | Unknown
+    p: PValue | Unknown
+    failing: tuple[FailingClaim, ...] = ()
+    file: str = ""
+    line: int = 0
+
+
+class Delta(Data, frozen=True, kw_only=True):
+    """A time or token figure's median now and in the baseline, and the change (None: unknown)."""
+
+    figure: str
+    unit: str
+    now: float | None
+    baseline: float | None
+    change: float | None
+
+
+class Comparison(Data, frozen=True, kw_only=True):
+    """A run compared with its baseline: every figure the renderers and the gate read."""
+
+    now: Summary
+    baseline: Summary | NoBaseline
+    scenarios: tuple[ScenarioChange, ...]
+    common_now: Tally
+    common_baseline: Tally
+    drop: float | None
+    p_drop: PValue | Unknown
+    p_gain: PValue | Unknown
+    deltas: tuple[Delta, ...]
+
+    def regressions(self) -> tuple[ScenarioChange, ...]:
+        return tuple(s for s in self.scenarios if s.status == "regressed")
+
+    def ordered(self) -> tuple[ScenarioChange, ...]:
+        """The scenarios as the comment lists them: regressions first, then by status, each group in
+        declaration order."""
+        return tuple(sorted(self.scenarios, key=lambda s: ORDER[s.status]))
+
+
+class RunsDiffer(ValueError):
+    """The two runs cannot be compared (different agents)."""
+
+
+class Compared(msgspec.Struct, frozen=True):
+    """Two summaries, to be compared."""
+
+    now: Summary
+    baseline: Summary | NoBaseline
+
+    def comparison(self) -> Comparison:
+        match self.baseline:
+            case Summary(agent=agent) if agent != self.now.agent:
+                raise RunsDiffer(
+                    f"the runs are of different agents ({self.now.agent!r} now, {agent!r} in the baseline): "
+                    "compare runs of one agent"
+                )
+            case Summary() as baseline:
+                return self.against(baseline)
+            case NoBaseline():
+                pass
+        changes = tuple(self.alone(s, "new") for s in self.now.scenarios)
+        return Comparison(
+            now=self.now,
+            baseline=self.baseline,
+            scenarios=changes,
+            common_now=Tally(held=0, judged=0),
+            common_baseline=Tally(held=0, judged=0),
+            drop=None,
+            p_drop=Unknown(),
+            p_gain=Unknown(),
+            deltas=self.deltas(None),
+        )
+
+    def against(self, baseline: Summary) -> Comparison:
+        before = {s.name: s for s in baseline.scenarios}
+        changes: list[ScenarioChange] = []
+        tables: list[Table] = []
+        for scenario in self.now.scenarios:
+            old = before.get(scenario.name)
+            if old is None:
+                changes.append(self.alone(scenario, "new"))
+            elif old.fingerprint != scenario.fingerprint:
+                changes.append(self.paired(scenario, old, "changed", Unknown()))
+            else:
+                table = Table(now=scenario.tally, baseline=old.tally)
+                tables.append(table)
+                changes.append(self.compared(scenario, old, table))
+        now_names = {s.name for s in self.now.scenarios}
+        changes.extend(self.gone(s) for s in baseline.scenarios if s.name not in now_names)
+        common_now = Tally(held=sum(t.now.held for t in tables), judged=sum(t.now.judged for t in tables))
+        common_before = Tally(
+            held=sum(t.baseline.held for t in tables), judged=sum(t.baseline.judged for t in tables)
+        )
+        strata = Strata(tables=tuple(t for t in tables if t.now.judged and t.baseline.judged))
+        drop: float | None = None
+        match (common_now.rate(), common_before.rate()):
+            case (Rate(value=now_value), Rate(value=before_value)):
+                drop = before_value - now_value
+            case _:
+                pass
+        p_drop, p_gain = strata.tails()
+        return Comparison(
+            now=self.now,
+            baseline=baseline,
+            scenarios=tuple(changes),
+            common_now=common_now,
+            common_baseline=common_before,
+            drop=drop,
+            p_drop=p_drop,
+            p_gain=p_gain,
+            deltas=self.deltas(baseline),
+        )
+
+    def compared(self, now: ScenarioSummary, old: ScenarioSummary, table: Table) -> ScenarioChange:
+        if not now.tally.judged or not old.tally.judged:
+            return self.paired(now, old, "unchanged", Unknown())
+        share_now = now.tally.held / now.tally.judged
+        share_before = old.tally.held / old.tally.judged
+        if share_now < share_before:
+            return self.paired(now, old, "regressed", table.drop())
+        if share_now > share_before:
+            return self.paired(now, old, "improved", table.gain())
+        return self.paired(now, old, "unchanged", table.change())
+
+    def paired(
+        self, now: ScenarioSummary, old: ScenarioSummary, status: Status, p: PValue | Unknown
+    ) -> ScenarioChange:
+        return ScenarioChange(
+            name=now.name,
+            status=status,
+            now=now.tally,
+            baseline=old.tally,
+            now_rate=now.rate,
+            baseline_rate=old.rate,
+            p=p,
+            failing=now.failing,
+            file=now.file,
+            line=now.line,
+        )
+
+    def alone(self, now: ScenarioSummary, status: Status) -> ScenarioChange:
+        empty = Tally(held=0, judged=0)
+        return ScenarioChange(
+            name=now.name,
+            status=status,
+            now=now.tally,
+            baseline=empty,
+            now_rate=now.rate,
+            baseline_rate=Unknown(),
+            p=Unknown(),
+            failing=now.failing,
+            file=now.file,
+            line=now.line,
+        )
+
+    def gone(self, old: ScenarioSummary) -> ScenarioChange:
+        return ScenarioChange(
+            name=old.name,
+            status="removed",
+            now=Tally(held=0, judged=0),
+            baseline=old.tally,
+            now_rate=Unknown(),
+            baseline_rate=old.rate,
+            p=Unknown(),
+            file=old.file,
+            line=old.line,
+        )
+
+    def deltas(self, baseline: Summary | None) -> tuple[Delta, ...]:
+        figures: tuple[tuple[str, str, Spread, Spread | None], ...] = (
+            ("attempt time", "s", self.now.attempt_seconds, baseline.attempt_seconds if baseline else None),
+            ("turn time", "s", self.now.turn_seconds, baseline.turn_seconds if baseline else None),
+            ("turns", "", self.now.turns, baseline.turns if baseline else None),
+            (
+                "agent input tokens",
+                "tokens",
+                self.now.agent_input_tokens,
+                baseline.agent_input_tokens if baseline else None,
+            ),
+            (
+                "agent output tokens",
+                "tokens",
+                self.now.agent_output_tokens,
+                baseline.agent_output_tokens if baseline else None,
+            ),
+            ("user model tokens", "tokens", self.now.user_tokens, baseline.user_tokens if baseline else None),
+            ("judge tokens", "tokens", self.now.judge_tokens, baseline.judge_tokens if baseline else None),
+        )
+        deltas: list[Delta] = []
+        for figure, unit, now, before in figures:
+            old = before.median if before is not None else None
+            change = now.median - old if now.median is not None and old is not None else None
+            deltas.append(Delta(figure=figure, unit=unit, now=now.median, baseline=old, change=change))
+        return tuple(deltas)

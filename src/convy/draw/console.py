@@ -1,0 +1,52 @@
+"""ConsoleText: a comparison and the gate's decision as a terminal shows them — the comment's content
+without markdown or HTML, in plain tables. What an agent or a model wrote is shown by TerminalCells:
+on one line, without control characters or escape sequences, and starting no workflow command."""
+
+from __future__ import annotations
+
+import msgspec
+
+from convy.compare.comparison import Comparison
+from convy.compare.gate import GateDecision
+from convy.draw.markdown import Excerpt, Figures
+from convy.draw.untrusted import ELLIPSIS, Untrusted
+
+STYLE = "simple"
+
+
+class TerminalCells(msgspec.Struct, frozen=True):
+    """Untrusted text for a terminal or an Actions log: control characters (escape sequences
+    included) and bidirectional overrides made visible as U+FFFD, no workflow command, one line, cut
+    to `limit` characters (the last one `…`)."""
+
+    def cell(self, text: str, limit: int) -> str:
+        if limit < 1:
+            raise ValueError("a limit of 1 character or more is needed")
+        line = " ".join(Untrusted(text=Excerpt(text=text, limit=limit).start()).logged().split())
+        return line if len(line) <= limit else line[: limit - 1] + ELLIPSIS
+
+
+class ConsoleText(msgspec.Struct, frozen=True):
+    """What `convy run` and `convy compare` print once a run is compared and gated."""
+
+    comparison: Comparison
+    decision: GateDecision
+
+    def text(self) -> str:
+        figures = Figures(self.comparison, self.decision, TerminalCells())
+        comparison = self.comparison
+        troubles = figures.troubles(STYLE)
+        title, none = figures.troubles_heading(troubles)
+        head = [
+            f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
+            f"Pass rate {comparison.now.rate.text()} {figures.change()}.",
+            f"Decided by {self.decision.rule}: {figures.explanation()}.",
+            *(f"Note: {note}." for note in figures.notes()),
+        ]
+        parts = [
+            "\n".join(head),
+            figures.key(STYLE).text(),
+            f"{title}\n{troubles.text() if troubles.groups else none}",
+            f"All {len(comparison.scenarios)} scenarios\n{figures.scenarios(STYLE).text()}",
+        ]
+        return "\n\n".join(parts)

@@ -1,0 +1,377 @@
+"""CommentMarkdown: a comparison and the gate's decision as the pull request's sticky comment (also the
+job summary and comment.md) — its hidden Marker line, the headline, the key figures, the regressions
+with the claims that failed, every scenario in a collapsed section, and the Links line.
+
+Only drawing: every number and decision comes from the Comparison and the GateDecision (DESIGN §7).
+What an agent or a model wrote — and scenario names and claims too — goes through Untrusted, so none
+of it acts on GitHub. The body stays under GitHub's Limit: a table too long for it shows its first
+rows and a `… N more` row, never a cut row."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+import msgspec
+from tabulate import tabulate
+
+from convy.compare.comparison import Comparison, Delta, NoBaseline, ScenarioChange
+from convy.compare.gate import GateDecision
+from convy.compare.summary import Reason, Summary
+from convy.data import Data
+from convy.draw.amount import Amount
+from convy.draw.untrusted import ELLIPSIS, Untrusted
+
+VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
+
+AGENT = 80
+"""Characters of an agent's name in a headline."""
+NAME = 100
+"""Characters of a scenario's name in a table."""
+CLAIM = 200
+"""Characters of a claim in a table."""
+REASON = 300
+"""Characters of a judge's reason in a table."""
+WHY = 200
+"""Characters of a reason (no baseline, a failure's reason) in running text."""
+EXPLANATION = 400
+"""Characters of the gate's explanation."""
+REASONS = 3
+"""Reasons shown beside a count of failed attempts or attempts without verdict."""
+
+UNSAFE_NAME = re.compile(r"[^\w.-]+")
+DASHES = re.compile(r"-{2,}")
+URL = re.compile(r"https?://[^\s<>]{1,2000}")
+
+
+class Marker(Data, frozen=True, kw_only=True):
+    """The comment's hidden first line, `<!-- convy-action:<agent> -->`, by which the action finds the
+    agent's comment again: the name made safe for an HTML comment — letters, digits, `_`, `.` and
+    single `-` only (any other run of characters becomes `_`), at most 100 characters."""
+
+    agent: str
+
+    def text(self) -> str:
+        name = DASHES.sub("-", UNSAFE_NAME.sub("_", self.agent))[:100] or "_"
+        return f"<!-- convy-action:{name} -->"
+
+
+class Links(Data, frozen=True, kw_only=True):
+    """Where the full report is: the report artifact's and the workflow run's URLs (http or https, no
+    blanks or angle brackets), each empty when there is none (a dry run, a local run)."""
+
+    report: str = ""
+    run: str = ""
+
+    def __post_init__(self) -> None:
+        for url in (self.report, self.run):
+            if url and not URL.fullmatch(url):
+                raise ValueError(
+                    "a link is an http(s) URL without blanks or angle brackets, up to 2000 characters"
+                )
+
+    def markdown(self) -> str:
+        report = f"[report artifact](<{self.report}>)" if self.report else "report artifact: not uploaded"
+        run = f"[workflow run](<{self.run}>)" if self.run else "workflow run: none (a local run)"
+        return f"📄 {report} · ⚙️ {run}"
+
+
+class Limit(Data, frozen=True, kw_only=True):
+    """GitHub's limit on a comment's body. Characters are counted as UTF-16 code units, which is never
+    less than the count of code points, so the body fits however GitHub counts."""
+
+    characters: int
+
+    def size(self, text: str) -> int:
+        return len(text.encode("utf-16-le")) // 2
+
+
+class Cells(Protocol):
+    """How untrusted text is shown on one line: in markdown or on a terminal."""
+
+    def cell(self, text: str, limit: int) -> str: ...
+
+
+class Excerpt(Data, frozen=True, kw_only=True):
+    """The start of a text, twice `limit` characters (or all of it), ended by `…` when cut: enough to
+    show `limit` characters once its blanks are collapsed, unless it is mostly blanks (then less is
+    shown, still ended by `…`). So a long text is not cleaned whole only to be cut."""
+
+    text: str
+    limit: int
+
+    def start(self) -> str:
+        most = self.limit * 2
+        return self.text if len(self.text) <= most else self.text[:most] + ELLIPSIS
+
+
+class MarkdownCells(msgspec.Struct, frozen=True):
+    """Untrusted text as inert markdown: no HTML, mention, link or image, `|` escaped, one line."""
+
+    def cell(self, text: str, limit: int) -> str:
+        return Untrusted(text=Excerpt(text=text, limit=limit).start()).cell(limit)
+
+
+class GroupedTable(Data, frozen=True, kw_only=True):
+    """A table whose rows come in groups (a scenario and its failed claims), drawn with tabulate in
+    `style`; shortened by whole groups, the rest counted in a last `… N more <noun>` row."""
+
+    headers: tuple[str, ...]
+    groups: tuple[tuple[tuple[str, ...], ...], ...]
+    noun: str
+    style: str
+
+    def text(self, count: int | None = None) -> str:
+        """The table with its first `count` groups (all by default)."""
+        shown = len(self.groups) if count is None else count
+        rows = [list(row) for group in self.groups[:shown] for row in group]
+        if shown < len(self.groups):
+            more = f"… {len(self.groups) - shown:,} more {self.noun}"
+            rows.append([more] + [""] * (len(self.headers) - 1))
+        return str(tabulate(rows, headers=list(self.headers), tablefmt=self.style, disable_numparse=True))
+
+    def within(self, characters: int, limit: Limit) -> str:
+        """The table with as many groups as fit in `characters` (its header and the `… N more` row
+        always shown)."""
+        whole = self.text()
+        if limit.size(whole) <= characters:
+            return whole
+        low, high = 0, len(self.groups) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if limit.size(self.text(middle)) <= characters:
+                low = middle
+            else:
+                high = middle - 1
+        return self.text(low)
+
+
+class Figures(msgspec.Struct, frozen=True):
+    """The comparison's figures and the gate's decision as text, untrusted parts shown by `cells`:
+    what the comment and the console both say."""
+
+    comparison: Comparison
+    decision: GateDecision
+    cells: Cells
+
+    def agent(self) -> str:
+        return self.cells.cell(self.comparison.now.agent, AGENT)
+
+    def explanation(self) -> str:
+        return self.cells.cell(self.decision.explanation, EXPLANATION)
+
+    def points(self) -> str:
+        """The change of pass rate over the scenarios common and unchanged in both runs, in points."""
+        drop = self.comparison.drop
+        if drop is None:
+            return "unknown"
+        size = f"{abs(drop) * 100:.1f}"
+        sign = "±" if size == "0.0" else "−" if drop > 0 else "+"
+        return f"{sign}{size} points"
+
+    def change(self) -> str:
+        """The sentence after the pass rate: versus what, by how much, and whether it is significant."""
+        comparison = self.comparison
+        alpha = f"{self.decision.alpha:g}"
+        match comparison.baseline:
+            case NoBaseline(why=why):
+                return f"now; no baseline ({self.cells.cell(why, WHY)}): the gate decided on the floor only"
+            case Summary(rate=rate):
+                pass
+        against = f"now, {rate.text()} in the baseline"
+        drop = comparison.drop
+        if drop is None:
+            return f"{against}; no scenario is common and unchanged with judged attempts in both runs"
+        common = f"{against}: {self.points()} over the scenarios common and unchanged in both"
+        if drop == 0:
+            return f"{common}, no change"
+        p, kind = (comparison.p_drop, "drop") if drop > 0 else (comparison.p_gain, "gain")
+        if p.below(self.decision.alpha):
+            return f"{common}, a significant {kind} ({p.text()}, below alpha {alpha})"
+        return f"{common}, not significant ({p.text()}, alpha {alpha})"
+
+    def notes(self) -> tuple[str, ...]:
+        """What the reader must know about the run itself: interrupted, a torn last line."""
+        now = self.comparison.now
+        notes: list[str] = []
+        if now.status != "finished":
+            notes.append(f"the run is {now.status}: {now.attempts} of {now.expected} attempts were played")
+        if now.torn:
+            notes.append("the last line of attempts.jsonl was torn (a crash mid-write) and was skipped")
+        return tuple(notes)
+
+    def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
+        if not reasons:
+            return f"{count}"
+        shown = ", ".join(f"{self.cells.cell(r.reason, 40)} ×{r.count}" for r in reasons[:REASONS])
+        return f"{count} ({shown}{', …' if len(reasons) > REASONS else ''})"
+
+    def column(self, summary: Summary) -> tuple[str, ...]:
+        """A run's key figures, in the order of `labels`."""
+        return (
+            summary.rate.text(),
+            f"{summary.pass_k.text()} (k = {summary.repeat})",
+            f"{summary.tally.judged} of {summary.attempts}",
+            f"{summary.no_verdict_attempts} ({summary.no_verdict_share.text()})",
+            self.counted(summary.failed_attempts, summary.failed),
+        )
+
+    def labels(self) -> tuple[str, ...]:
+        return (
+            "pass rate",
+            "pass^k",
+            "attempts judged",
+            "attempts without verdict",
+            "attempts failed by the agent",
+        )
+
+    def key(self, style: str) -> GroupedTable:
+        """The key figures: now, and with a baseline the baseline and the change."""
+        comparison = self.comparison
+        now = self.column(comparison.now)
+        deltas = comparison.deltas
+        rows: list[tuple[str, ...]]
+        match comparison.baseline:
+            case NoBaseline():
+                rows = [(label, value) for label, value in zip(self.labels(), now, strict=True)]
+                rows.extend((f"median {d.figure}", self.amount(d).text()) for d in deltas)
+                headers: tuple[str, ...] = ("", "now")
+            case Summary() as baseline:
+                changes = (self.points(), "", "", "", "")
+                before = self.column(baseline)
+                rows = list(zip(self.labels(), now, before, changes, strict=True))
+                rows.extend(
+                    (
+                        f"median {d.figure}",
+                        self.amount(d).text(),
+                        Amount(value=d.baseline, unit=d.unit).text(),
+                        Amount(value=d.change, unit=d.unit).signed(),
+                    )
+                    for d in deltas
+                )
+                headers = ("", "now", "baseline", "change")
+        return GroupedTable(
+            headers=headers, groups=tuple((row,) for row in rows), noun="figures", style=style
+        )
+
+    def amount(self, delta: Delta) -> Amount:
+        return Amount(value=delta.now, unit=delta.unit)
+
+    def claims(self, scenario: ScenarioChange) -> tuple[tuple[str, str], ...]:
+        """A scenario's failed claims, each with how often it failed and the judge's reason."""
+        if not scenario.failing:
+            return (("—", "—"),)
+        return tuple(
+            (
+                f"{self.cells.cell(c.claim, CLAIM)} ({c.failed} of {c.judged} failed)",
+                self.cells.cell(c.reason, REASON),
+            )
+            for c in scenario.failing
+        )
+
+    def troubles_heading(self, troubles: GroupedTable) -> tuple[str, str]:
+        """The troubles' title, and what stands when there are none."""
+        match self.comparison.baseline:
+            case NoBaseline():
+                return f"Scenarios with failed claims ({len(troubles.groups)})", "No claim failed."
+            case Summary():
+                return f"Regressions ({len(troubles.groups)})", "No scenario regressed."
+
+    def troubles(self, style: str) -> GroupedTable:
+        """With a baseline the regressions, each with its failed claims; without one, the scenarios
+        with failed claims."""
+        comparison = self.comparison
+        groups: list[tuple[tuple[str, ...], ...]] = []
+        first: tuple[str, ...]
+        match comparison.baseline:
+            case NoBaseline():
+                for s in comparison.scenarios:
+                    if s.failing:
+                        first = (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}")
+                        groups.append(self.grouped(first, self.claims(s)))
+                headers: tuple[str, ...] = ("scenario", "passes", "failed claim", "judge's reason")
+                noun = "scenarios"
+            case Summary():
+                for s in comparison.regressions():
+                    first = (
+                        self.cells.cell(s.name, NAME),
+                        f"{s.now.held}/{s.now.judged}",
+                        f"{s.baseline.held}/{s.baseline.judged}",
+                        s.p.text(),
+                    )
+                    groups.append(self.grouped(first, self.claims(s)))
+                headers = ("scenario", "now", "baseline", "p", "failed claim", "judge's reason")
+                noun = "regressions"
+        return GroupedTable(headers=headers, groups=tuple(groups), noun=noun, style=style)
+
+    def grouped(
+        self, first: tuple[str, ...], claims: tuple[tuple[str, str], ...]
+    ) -> tuple[tuple[str, ...], ...]:
+        blank = ("",) * len(first)
+        return tuple((first if index == 0 else blank) + claim for index, claim in enumerate(claims))
+
+    def scenarios(self, style: str) -> GroupedTable:
+        """Every scenario in the comparison's order: status, passes now and in the baseline, p."""
+        comparison = self.comparison
+        rows: list[tuple[str, ...]] = []
+        match comparison.baseline:
+            case NoBaseline():
+                for s in comparison.ordered():
+                    rows.append(
+                        (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}", s.now_rate.text())
+                    )
+                headers: tuple[str, ...] = ("scenario", "passes", "pass rate")
+            case Summary():
+                for s in comparison.ordered():
+                    now = "—" if s.status == "removed" else f"{s.now.held}/{s.now.judged}"
+                    before = "—" if s.status == "new" else f"{s.baseline.held}/{s.baseline.judged}"
+                    rows.append((s.status, self.cells.cell(s.name, NAME), now, before, s.p.text()))
+                headers = ("status", "scenario", "now", "baseline", "p")
+        return GroupedTable(
+            headers=headers, groups=tuple((row,) for row in rows), noun="scenarios", style=style
+        )
+
+
+class CommentMarkdown(msgspec.Struct, frozen=True):
+    """The comment on the pull request: under `limit` characters (GitHub's 65,536 by default)."""
+
+    comparison: Comparison
+    decision: GateDecision
+    links: Links = Links()
+    limit: int = 65_536
+
+    def __post_init__(self) -> None:
+        if self.limit < 16_384:
+            raise ValueError("a comment needs a limit of 16,384 characters or more")
+
+    def text(self) -> str:
+        figures = Figures(self.comparison, self.decision, MarkdownCells())
+        limit = Limit(characters=self.limit)
+        troubles = figures.troubles("github")
+        everything = figures.scenarios("github")
+        empty = self.assembled(figures, troubles, "", "")
+        room = self.limit - 1 - limit.size(empty)
+        shown = troubles.within(room - limit.size(everything.text(0)), limit)
+        return self.assembled(figures, troubles, shown, everything.within(room - limit.size(shown), limit))
+
+    def assembled(self, figures: Figures, troubles: GroupedTable, shown: str, everything: str) -> str:
+        """The comment with the troubles' and all scenarios' tables as given."""
+        comparison = self.comparison
+        verdict = self.decision.verdict
+        heading, none = figures.troubles_heading(troubles)
+        title = f"### {heading}"
+        parts = [
+            Marker(agent=comparison.now.agent).text(),
+            f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
+            f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
+            f"**Decided by `{self.decision.rule}`:** {figures.explanation()}.",
+            *(f"⚠️ Note: {note}." for note in figures.notes()),
+            figures.key("github").text(),
+            title,
+            shown if troubles.groups else none,
+            f"<details><summary>All {len(comparison.scenarios)} scenarios</summary>",
+            everything,
+            "</details>",
+            self.links.markdown(),
+        ]
+        return "\n\n".join(parts) + "\n"

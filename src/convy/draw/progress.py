@@ -1,0 +1,71 @@
+"""Printed: a journal that shows a run's progress — a live line on a terminal, one line per
+finished attempt elsewhere (CI logs)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TextIO
+
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+
+
+class Printed:
+    """Shows each outcome as it is recorded: done/total, held, not held, without verdict, elapsed,
+    and the time still to go."""
+
+    def __init__(self, total: int, stream: TextIO, live: bool) -> None:
+        self._total = total
+        self._stream = stream
+        self._live = live
+        self._start = time.monotonic()
+        self.done = 0
+        self.held = 0
+        self.failed = 0
+        self.unjudged = 0
+
+    def record(self, outcome: Outcome) -> None:
+        self.done += 1
+        match outcome.decision:
+            case Verdict(holds=True):
+                self.held += 1
+                mark = "held"
+            case Verdict():
+                self.failed += 1
+                failing = [c.claim for c in outcome.decision.claims if not c.passed]
+                mark = f"not held: {failing[0][:70]}" if failing else "not held"
+            case Failed(reason=reason):
+                self.failed += 1
+                mark = f"agent failed ({reason})"
+            case NoVerdict(reason=reason):
+                self.unjudged += 1
+                mark = f"no verdict ({reason})"
+        if self._live:
+            self._stream.write("\r\x1b[2K" + self.line())
+            if self.done == self._total:
+                self._stream.write("\n")
+        else:
+            self._stream.write(
+                f"[{self.done}/{self._total}] {outcome.scenario} #{outcome.index + 1}: {mark} "
+                f"({len(outcome.turns)} turns, {outcome.seconds:.1f} s)\n"
+            )
+        self._stream.flush()
+
+    async def ticking(self, seconds: float = 1.0) -> None:
+        """On a terminal, redraw the live line every `seconds` (elapsed and ETA move between
+        attempts too); until cancelled."""
+        if not self._live:
+            return
+        while True:
+            await asyncio.sleep(seconds)
+            if self.done < self._total:
+                self._stream.write("\r\x1b[2K" + self.line())
+                self._stream.flush()
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self._start
+        left = elapsed / self.done * (self._total - self.done) if self.done else 0.0
+        return (
+            f"{self.done}/{self._total} done · {self.held} held · {self.failed} not held · "
+            f"{self.unjudged} no verdict · {elapsed:.0f}s elapsed · ETA {left:.0f}s"
+        )

@@ -1,0 +1,435 @@
+"""The pages: Report (one run, with a window per scenario listing its attempts), ComparisonPage (a run
+against its baseline) and Index (every run of a results folder), each one standalone HTML file.
+
+Every number and decision on them comes from the model — Summary, Comparison, GateDecision — and is
+made into text here: the tiles, a scenario's status and its colour, the rows and their order. The
+scripts in pages/ only draw that (see page.py, also for how agent text is kept from acting)."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterable
+from pathlib import PurePath
+
+import msgspec
+from markdown_it import MarkdownIt
+
+from convy.compare.comparison import Comparison, Delta, NoBaseline, ScenarioChange
+from convy.compare.gate import GateDecision
+from convy.compare.summary import ScenarioSummary, Summary
+from convy.draw.amount import Amount
+from convy.draw.page import (
+    BarRow,
+    Bars,
+    Cell,
+    Choice,
+    Grid,
+    Link,
+    Row,
+    Spreads,
+    Template,
+    Tick,
+    Tile,
+    Tone,
+    Trend,
+    View,
+    Window,
+)
+from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
+from convy.draw.transcript import AgentMarkdown, Attempt, Excerpt
+from convy.play.outcome import Outcome, Verdict
+
+CHANGE_TONES: dict[str, Tone] = {
+    "regressed": "bad",
+    "improved": "good",
+    "changed": "note",
+    "new": "note",
+    "removed": "note",
+    "unchanged": "plain",
+}
+RUN_TONES: dict[str, Tone] = {"finished": "plain", "running": "note", "interrupted": "warn"}
+CHANGES = ("regressed", "changed", "new", "removed", "improved", "unchanged")
+RESULTS = (
+    Choice(value="failing", label="failing"),
+    Choice(value="flaky", label="flaky"),
+    Choice(value="passing", label="passing"),
+    Choice(value="unjudged", label="no verdict"),
+)
+
+
+SHOWN = 20
+"""The most attempts a scenario's window shows."""
+
+
+class Chosen:
+    """The attempts of one scenario a report shows, chosen while they stream past: up to SHOWN that
+    did not hold, then the first that held; never more than 2 × SHOWN held at once."""
+
+    def __init__(self) -> None:
+        self.unheld: list[Outcome] = []
+        self.held: list[Outcome] = []
+
+    def add(self, outcome: Outcome) -> None:
+        match outcome.decision:
+            case Verdict(holds=True):
+                if len(self.held) < SHOWN:
+                    self.held.append(outcome)
+            case _:
+                if len(self.unheld) < SHOWN:
+                    self.unheld.append(outcome)
+
+    def shown(self) -> list[Outcome]:
+        kept = self.unheld + self.held[: SHOWN - len(self.unheld)]
+        return sorted(kept, key=lambda outcome: outcome.index)
+
+
+class Report(msgspec.Struct, frozen=True):
+    """One run's page: its tiles, charts, a table of its scenarios and, for each, a window with its
+    attempts (transcript, the agent's steps, each claim's decision). `outcomes` are streamed once:
+    each attempt is encoded as it passes and only its encoded form is kept."""
+
+    summary: Summary
+    outcomes: Iterable[Outcome]
+    decision: GateDecision | None = None
+
+    def html(self) -> str:
+        s = self.summary
+        run = Run(summary=s)
+        return Template(("base", "window")).html(
+            View(
+                kind="report",
+                title=f"{s.agent} · run {s.run}",
+                facts=run.facts(),
+                notices=run.notices(),
+                headline=Decided(decision=self.decision).headline() if self.decision else None,
+                tiles=run.tiles(),
+                charts=self.charts(),
+                grids=(self.grid(),),
+                windows=self.windows(),
+            )
+        )
+
+    def charts(self) -> tuple[Bars | Spreads, ...]:
+        s = self.summary
+        bars = Bars(
+            title="Pass rate per scenario, with its 95% interval",
+            series=("pass rate",),
+            rows=tuple(
+                BarRow(label=c.name, bars=(Percent(number=c.rate).mark(c.name),)) for c in s.scenarios
+            ),
+        )
+        bands = (
+            Figure(spread=s.turn_seconds, unit="s").band("every turn"),
+            Figure(spread=s.attempt_seconds, unit="s").band("every attempt"),
+            *(Figure(spread=c.seconds, unit="s").band(f"attempt · {c.name}") for c in s.scenarios),
+        )
+        most = max((b.most for b in bands if b.most is not None), default=0.0)
+        scale = most if most > 0 else 1.0
+        spreads = Spreads(
+            title="Seconds: min, median, p90 and max",
+            scale=scale,
+            ticks=tuple(
+                Tick(value=scale * f, text=Amount(value=scale * f, unit="s").text()) for f in (0, 0.5, 1)
+            ),
+            rows=bands,
+        )
+        return (bars, spreads)
+
+    def grid(self) -> Grid:
+        return Grid(
+            name="scenarios",
+            title="Scenarios",
+            columns=(
+                "Scenario",
+                "Result",
+                "Pass rate (95% interval)",
+                "Held",
+                f"pass^{self.summary.repeat}",
+                "Failed",
+                "No verdict",
+                "Median time",
+            ),
+            rows=tuple(self.row(index, c) for index, c in enumerate(self.summary.scenarios)),
+            statuses=RESULTS,
+            empty="No scenario matches the filter.",
+            numeric=(2, 3, 4, 5, 6, 7),
+        )
+
+    def row(self, index: int, c: ScenarioSummary) -> Row:
+        result = Result(tally=c.tally)
+        claims = " ".join(f.claim for f in c.failing)
+        return Row(
+            cells=(
+                Cell(text=c.name),
+                Cell(text=result.label(), tone=result.tone(), badge=True),
+                Cell(text=Percent(number=c.rate).text()),
+                Cell(text=Counted(tally=c.tally).short()),
+                Cell(text=Percent(number=c.pass_k).value()),
+                Cell(text=f"{c.failed}", tone="bad" if c.failed else "plain"),
+                Cell(text=f"{c.no_verdict}", tone="warn" if c.no_verdict else "plain"),
+                Cell(text=Figure(spread=c.seconds, unit="s").median()),
+            ),
+            status=result.status(),
+            search=f"{c.name} {c.file} {result.label()} {claims}",
+            window=index,
+        )
+
+    def windows(self) -> tuple[Window, ...]:
+        """Each scenario's window with at most SHOWN attempts — those that did not hold first, then
+        the first that held — so a page of a 10,000-attempt run stays light; every attempt is in
+        attempts.jsonl and the tables."""
+        scenarios = self.summary.scenarios
+        places = {c.name: index for index, c in enumerate(scenarios)}
+        chosen: list[Chosen] = [Chosen() for _ in scenarios]
+        for outcome in self.outcomes:
+            place = places.get(outcome.scenario)
+            if place is not None:
+                chosen[place].add(outcome)
+        markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
+        return tuple(
+            self.window(
+                c,
+                tuple(msgspec.Raw(msgspec.json.encode(Attempt(o, markdown).view())) for o in kept.shown()),
+            )
+            for c, kept in zip(scenarios, chosen, strict=True)
+        )
+
+    def window(self, c: ScenarioSummary, attempts: tuple[msgspec.Raw, ...]) -> Window:
+        where = f"{c.file}:{c.line}" if c.file else "declared in no file"
+        facts: tuple[str, ...] = (
+            f"pass rate {Percent(number=c.rate).text()}",
+            Counted(tally=c.tally).text(),
+            f"pass^{self.summary.repeat} {Percent(number=c.pass_k).value()}",
+            f"{c.failed} failed · {c.no_verdict} without verdict",
+            f"attempt time {Figure(spread=c.seconds, unit='s').line()}",
+            where,
+        )
+        if len(attempts) < c.attempts:
+            facts = (
+                *facts,
+                f"showing {len(attempts)} of {c.attempts} attempts, those that did not hold first; "
+                "every attempt is in attempts.jsonl",
+            )
+        failing = tuple(
+            Tile(
+                label=Excerpt(text=f.claim).whole(),
+                value=f"failed in {f.failed} of {f.judged} judged attempts",
+                note=Excerpt(text=f.reason).whole(),
+                tone="bad",
+            )
+            for f in c.failing
+        )
+        return Window(title=c.name, facts=facts, failing=failing, attempts=attempts)
+
+
+class ComparisonPage(msgspec.Struct, frozen=True):
+    """A run against its baseline: the gate's verdict and rule, each scenario's status with its
+    p-value, the change of pass rate over the scenarios both runs share, and the deltas."""
+
+    comparison: Comparison
+    decision: GateDecision
+
+    def html(self) -> str:
+        c = self.comparison
+        match c.baseline:
+            case NoBaseline(why=why):
+                title = f"{c.now.agent} · run {c.now.run} · no baseline"
+                before = f"no baseline: {why}"
+            case Summary(run=run):
+                title = f"{c.now.agent} · run {c.now.run} against {run}"
+                before = f"baseline {run}"
+        return Template(("base",)).html(
+            View(
+                kind="comparison",
+                title=title,
+                facts=(f"now {c.now.run}", before, *Run(summary=c.now).facts()[1:]),
+                notices=Run(summary=c.now).notices(),
+                links=(Link(text="This run's report", href="report.html"),),
+                headline=Decided(decision=self.decision).headline(),
+                tiles=self.tiles(),
+                charts=(self.bars(),),
+                grids=(self.scenarios(), self.deltas()),
+            )
+        )
+
+    def tiles(self) -> tuple[Tile, ...]:
+        c = self.comparison
+        now = Percent(number=c.now.rate)
+        share = Percent(number=c.now.no_verdict_share).value()
+        tiles = [
+            Tile(
+                label="Pass rate now",
+                value=now.value(),
+                note=f"{now.interval()} · {Counted(tally=c.now.tally).text()}",
+            )
+        ]
+        match c.baseline:
+            case NoBaseline(why=why):
+                tiles.append(Tile(label="Baseline", value="none", note=why, tone="note"))
+            case Summary() as base:
+                then = Percent(number=base.rate)
+                tiles.append(
+                    Tile(
+                        label="Pass rate in the baseline",
+                        value=then.value(),
+                        note=f"{then.interval()} · {Counted(tally=base.tally).text()}",
+                    )
+                )
+                tiles.append(self.change())
+        tiles.append(
+            Tile(
+                label="Without verdict now",
+                value=f"{c.now.no_verdict_attempts}",
+                note=f"{share} of attempts · {Reasons(reasons=c.now.no_verdict).text()}",
+                tone="warn" if c.now.no_verdict_attempts else "plain",
+            )
+        )
+        return tuple(tiles)
+
+    def change(self) -> Tile:
+        """The change of pass rate over the scenarios common and unchanged in both runs."""
+        c = self.comparison
+        tally = f"{Counted(tally=c.common_baseline).short()} → {Counted(tally=c.common_now).short()} held"
+        tests = f"drop {c.p_drop.text()} · gain {c.p_gain.text()}"
+        if c.drop is None:
+            return Tile(label="Change on common scenarios", value="unknown", note=tally)
+        alpha = self.decision.alpha
+        value = "no change"
+        tone: Tone = "plain"
+        if c.drop > 0:
+            value, tone = f"−{c.drop * 100:.1f} points", "bad" if c.p_drop.below(alpha) else "warn"
+        elif c.drop < 0:
+            value, tone = f"+{-c.drop * 100:.1f} points", "good" if c.p_gain.below(alpha) else "plain"
+        note = f"{tally} · {tests} (significant below {alpha:g})"
+        return Tile(label="Change on common scenarios", value=value, note=note, tone=tone)
+
+    def bars(self) -> Bars:
+        return Bars(
+            title="Pass rate per scenario: now and in the baseline",
+            series=("now", "baseline"),
+            rows=tuple(
+                BarRow(
+                    label=s.name,
+                    bars=(
+                        Percent(number=s.now_rate).mark("now"),
+                        Percent(number=s.baseline_rate).mark("baseline"),
+                    ),
+                )
+                for s in self.comparison.ordered()
+            ),
+        )
+
+    def scenarios(self) -> Grid:
+        return Grid(
+            name="scenarios",
+            title="Scenarios",
+            columns=("Scenario", "Status", "Now", "Baseline", "p", "Failing claims"),
+            rows=tuple(self.row(s) for s in self.comparison.ordered()),
+            statuses=tuple(Choice(value=status, label=status) for status in CHANGES),
+            empty="No scenario matches the filter.",
+            numeric=(2, 3, 4),
+        )
+
+    def row(self, s: ScenarioChange) -> Row:
+        failing = "\n".join(
+            f"{Excerpt(text=f.claim, limit=300).whole()} (failed {f.failed} of {f.judged})" for f in s.failing
+        )
+        return Row(
+            cells=(
+                Cell(text=s.name),
+                Cell(text=s.status, tone=CHANGE_TONES[s.status], badge=True),
+                Cell(text=f"{Counted(tally=s.now).short()} · {Percent(number=s.now_rate).text()}"),
+                Cell(text=f"{Counted(tally=s.baseline).short()} · {Percent(number=s.baseline_rate).text()}"),
+                Cell(text=s.p.text()),
+                Cell(text=failing),
+            ),
+            status=s.status,
+            search=f"{s.name} {s.file} {s.status} {failing}",
+        )
+
+    def deltas(self) -> Grid:
+        return Grid(
+            name="deltas",
+            title="Times and tokens: medians now and in the baseline",
+            columns=("Figure", "Now", "Baseline", "Change"),
+            rows=tuple(self.delta(d) for d in self.comparison.deltas),
+            filtered=False,
+            numeric=(1, 2, 3),
+        )
+
+    def delta(self, d: Delta) -> Row:
+        return Row(
+            cells=(
+                Cell(text=d.figure),
+                Cell(text=Amount(value=d.now, unit=d.unit).text()),
+                Cell(text=Amount(value=d.baseline, unit=d.unit).text()),
+                Cell(text=Amount(value=d.change, unit=d.unit).signed()),
+            )
+        )
+
+
+class Index(msgspec.Struct, frozen=True):
+    """Every run of a results folder (results/<agent>/<run>/), newest first, each linking to its
+    report.html, with each agent's pass rate over its runs as a trend."""
+
+    summaries: tuple[Summary, ...]
+
+    def html(self) -> str:
+        runs = sorted(self.summaries, key=lambda s: (s.started, s.run))
+        agents = sorted({s.agent for s in runs})
+        trends = tuple(
+            Trend(
+                title=f"{agent}: pass rate per run",
+                points=tuple(Percent(number=s.rate).mark(s.run) for s in runs if s.agent == agent),
+            )
+            for agent in agents
+        )
+        grid = Grid(
+            name="runs",
+            title="Runs",
+            columns=(
+                "Agent",
+                "Run",
+                "Started",
+                "Status",
+                "Pass rate (95% interval)",
+                "Attempts",
+                "Without verdict",
+                "Commit",
+            ),
+            rows=tuple(self.row(s) for s in reversed(runs)),
+            statuses=tuple(Choice(value=status, label=status) for status in RUN_TONES),
+            empty="No run matches the filter." if runs else "No run yet: `convy run` makes one.",
+            numeric=(4, 5, 6),
+        )
+        plural = "run" if len(runs) == 1 else "runs"
+        return Template(("base",)).html(
+            View(
+                kind="index",
+                title="convy runs",
+                facts=(f"{len(runs)} {plural}", f"{len(agents)} agent" + ("" if len(agents) == 1 else "s")),
+                charts=trends,
+                grids=(grid,),
+            )
+        )
+
+    def row(self, s: Summary) -> Row:
+        folder = PurePath(s.folder)
+        link = "/".join(urllib.parse.quote(part, safe="") for part in (folder.parent.name, folder.name))
+        commit = " ".join(part for part in (s.ref, s.sha[:12]) if part)
+        return Row(
+            cells=(
+                Cell(text=s.agent),
+                Cell(text=s.run, link=f"{link}/report.html"),
+                Cell(text=s.started),
+                Cell(text=s.status + (" (torn)" if s.torn else ""), tone=RUN_TONES[s.status], badge=True),
+                Cell(text=Percent(number=s.rate).text()),
+                Cell(text=f"{s.attempts} of {s.expected}"),
+                Cell(
+                    text=Percent(number=s.no_verdict_share).value(), tone="warn" if s.no_verdict else "plain"
+                ),
+                Cell(text=commit),
+            ),
+            status=s.status,
+            search=f"{s.agent} {s.run} {s.started} {s.status} {commit}",
+        )

@@ -1,0 +1,246 @@
+"""Shown: the model's numbers as the pages write them — Percent (a rate, share or p-value), Amount
+(a time, a token count), Tokens (one request's usage), Figure (a Spread), Reasons, Counted (a tally),
+Result (a scenario's result in one run), Decided (the gate's headline) and Run (a run's header and
+tiles). Only formatting: every number was computed by the model; None and Unknown are `unknown`."""
+
+from __future__ import annotations
+
+import msgspec
+
+from convy.compare.gate import GateDecision
+from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
+from convy.compare.summary import Reason, Spread, Summary
+from convy.draw.amount import Amount
+from convy.draw.page import Band, Headline, Interval, Tile, Tone
+from convy.play.agent import Usage
+
+VERDICT_TONES: dict[str, Tone] = {"pass": "good", "fail": "bad", "inconclusive": "warn"}
+
+
+class Tokens(msgspec.Struct, frozen=True, kw_only=True):
+    """The tokens one request reported, as text; None or a missing count is unknown."""
+
+    usage: Usage | None
+
+    def text(self) -> str:
+        if self.usage is None:
+            return "unknown"
+        given = Amount(value=self.usage.input, unit="")
+        taken = Amount(value=self.usage.output, unit="")
+        return f"{given.text()} in · {taken.text()} out"
+
+
+class Percent(msgspec.Struct, frozen=True, kw_only=True):
+    """A rate, a share or a p-value as a page shows it; Unknown is `unknown`."""
+
+    number: Rate | Share | PValue | Unknown
+
+    def text(self) -> str:
+        return self.number.text()
+
+    def value(self) -> str:
+        """The value alone, `75.0%`, without its interval."""
+        match self.number:
+            case Rate(value=value) | Share(value=value):
+                return f"{value * 100:.1f}%"
+            case _:
+                return self.number.text()
+
+    def interval(self) -> str:
+        match self.number:
+            case Rate(low=low, high=high):
+                return f"95% interval {low * 100:.1f}–{high * 100:.1f}%"
+            case _:
+                return "interval unknown"
+
+    def mark(self, label: str) -> Interval:
+        """The rate as a chart marks it."""
+        match self.number:
+            case Rate(value=value, low=low, high=high):
+                return Interval(label=label, text=self.text(), value=value, low=low, high=high)
+            case Share(value=value):
+                return Interval(label=label, text=self.text(), value=value, low=value, high=value)
+            case _:
+                return Interval(label=label, text=self.text())
+
+
+class Figure(msgspec.Struct, frozen=True, kw_only=True):
+    """A time or token figure's Spread as text and as a band of a chart."""
+
+    spread: Spread
+    unit: str
+
+    def median(self) -> str:
+        return Amount(value=self.spread.median, unit=self.unit).text()
+
+    def rest(self) -> str:
+        if not self.spread.count:
+            return "nobody reported it"
+        p90 = Amount(value=self.spread.p90, unit=self.unit).text()
+        most = Amount(value=self.spread.most, unit=self.unit).text()
+        return f"p90 {p90} · max {most}"
+
+    def line(self) -> str:
+        if not self.spread.count:
+            return "unknown"
+        least = Amount(value=self.spread.least, unit=self.unit).text()
+        return f"min {least} · median {self.median()} · {self.rest()}"
+
+    def band(self, label: str) -> Band:
+        s = self.spread
+        return Band(
+            label=label,
+            value=self.median(),
+            text=self.line(),
+            least=s.least,
+            median=s.median,
+            p90=s.p90,
+            most=s.most,
+        )
+
+
+class Reasons(msgspec.Struct, frozen=True, kw_only=True):
+    """Attempts counted by reason, as text: `http_500 × 2 · timeout × 1`."""
+
+    reasons: tuple[Reason, ...]
+
+    def text(self) -> str:
+        return " · ".join(f"{r.reason} × {r.count}" for r in self.reasons) or "none"
+
+
+class Counted(msgspec.Struct, frozen=True, kw_only=True):
+    """A tally as text: `9 of 12 judged held`."""
+
+    tally: Tally
+
+    def text(self) -> str:
+        return f"{self.tally.held} of {self.tally.judged} judged held"
+
+    def short(self) -> str:
+        return f"{self.tally.held}/{self.tally.judged}"
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """A scenario's result within one run: passing (every judged attempt held), flaky (some did),
+    failing (none did), or unjudged (no attempt was judged)."""
+
+    tally: Tally
+
+    def status(self) -> str:
+        if not self.tally.judged:
+            return "unjudged"
+        if self.tally.held == self.tally.judged:
+            return "passing"
+        return "failing" if self.tally.held == 0 else "flaky"
+
+    def label(self) -> str:
+        return "no verdict" if self.status() == "unjudged" else self.status()
+
+    def tone(self) -> Tone:
+        tones: dict[str, Tone] = {"passing": "good", "flaky": "warn", "failing": "bad", "unjudged": "note"}
+        return tones[self.status()]
+
+
+class Decided(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate's decision as a page's headline."""
+
+    decision: GateDecision
+
+    def headline(self) -> Headline:
+        d = self.decision
+        return Headline(
+            verdict=d.verdict, rule=d.rule, explanation=d.explanation, tone=VERDICT_TONES[d.verdict]
+        )
+
+
+class Run(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's summary as the header and tiles of a page show it."""
+
+    summary: Summary
+
+    def facts(self) -> tuple[str, ...]:
+        s = self.summary
+        facts = [f"started {s.started}" + (f", ended {s.ended}" if s.ended else ""), s.status]
+        facts.append(f"repeat {s.repeat}")
+        if s.user_model or s.judge_model:
+            facts.append(f"user model {s.user_model or 'unknown'} · judge {s.judge_model or 'unknown'}")
+        if s.ref:
+            facts.append(s.ref)
+        if s.sha:
+            facts.append(f"commit {s.sha[:12]}")
+        if s.pull_request:
+            facts.append(f"pull request #{s.pull_request}")
+        return tuple(facts)
+
+    def notices(self) -> tuple[str, ...]:
+        s = self.summary
+        notices: list[str] = []
+        if s.status != "finished":
+            notices.append(
+                f"The run is {s.status}: {s.attempts} of {s.expected} attempts were played; "
+                "the figures are of those."
+            )
+        if s.torn:
+            notices.append(
+                "The last line of attempts.jsonl was torn (a crash while writing); it is left out."
+            )
+        return tuple(notices)
+
+    def tiles(self) -> tuple[Tile, ...]:
+        s = self.summary
+        rate = Percent(number=s.rate)
+        share = Percent(number=s.no_verdict_share).value()
+        agent_in = Amount(value=s.agent_input_tokens.median).text()
+        agent_out = Amount(value=s.agent_output_tokens.median).text()
+        return (
+            Tile(
+                label="Pass rate",
+                value=rate.value(),
+                note=f"{rate.interval()} · {Counted(tally=s.tally).text()}",
+            ),
+            Tile(
+                label="Attempts", value=f"{s.attempts}", note=f"of {s.expected} expected · repeat {s.repeat}"
+            ),
+            Tile(
+                label="Without verdict",
+                value=f"{s.no_verdict_attempts}",
+                note=f"{share} of attempts · {Reasons(reasons=s.no_verdict).text()}",
+                tone="warn" if s.no_verdict_attempts else "plain",
+            ),
+            Tile(
+                label="Agent failures",
+                value=f"{s.failed_attempts}",
+                note=Reasons(reasons=s.failed).text(),
+                tone="bad" if s.failed_attempts else "plain",
+            ),
+            Tile(
+                label=f"pass^{s.repeat}, mean over scenarios",
+                value=Percent(number=s.pass_k).value(),
+                note=f"every one of {s.repeat} attempts of a scenario holds",
+            ),
+            Tile(
+                label="Attempt time, median",
+                value=Figure(spread=s.attempt_seconds, unit="s").median(),
+                note=Figure(spread=s.attempt_seconds, unit="s").rest(),
+            ),
+            Tile(
+                label="Turn time, median",
+                value=Figure(spread=s.turn_seconds, unit="s").median(),
+                note=Figure(spread=s.turn_seconds, unit="s").rest(),
+            ),
+            Tile(
+                label="Turns per attempt, median",
+                value=Figure(spread=s.turns, unit="").median(),
+                note=Figure(spread=s.turns, unit="").rest(),
+            ),
+            Tile(
+                label="Agent tokens per attempt, median",
+                value=f"{agent_in} in" if s.agent_input_tokens.count else "unknown",
+                note=f"{agent_out} out · reported by {s.agent_input_tokens.count} of {s.attempts} attempts",
+            ),
+            Tile(
+                label="Model tokens per attempt, median",
+                value=f"user {Figure(spread=s.user_tokens, unit='').median()}",
+                note=f"judge {Figure(spread=s.judge_tokens, unit='').median()}",
+            ),
+        )

@@ -1,0 +1,233 @@
+"""Transcript: one attempt as a scenario's window shows it — AttemptView with its turns, the agent's
+steps and each claim's decision — made from an Outcome by Attempt; AgentMarkdown, an agent's
+Markdown as a tree of tag names and text; Excerpt, a text cut to what a page keeps of it.
+
+An agent's text never becomes HTML here: AgentMarkdown gives nested lists such as
+`["p", "Hello ", ["strong", "there"]]`, which the page's script turns into elements of the tag names
+it allows, every string as a text node. See page.py for the whole of the page's safety."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import msgspec
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+
+from convy.data import Data
+from convy.draw.amount import Amount
+from convy.draw.page import Tone
+from convy.draw.shown import Tokens
+from convy.play.agent import Call, Thought
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+
+LIMIT = 20_000
+"""The most characters of one text (a message, a step, a reason) a page keeps."""
+
+PLAIN = re.compile(r"[A-Za-z\"'(][^\n\r\\`*_\[\]<>!&#~|]*")
+"""Text Markdown leaves as it is: one line without a character that could start markup, which
+begins with a letter, a quote or a parenthesis (so it opens no list, heading, quote or code)."""
+
+BLOCKS = {
+    "paragraph": "p",
+    "bullet_list": "ul",
+    "ordered_list": "ol",
+    "list_item": "li",
+    "blockquote": "blockquote",
+    "em": "em",
+    "strong": "strong",
+}
+"""Markdown's nodes that become an element of the same meaning, by the tag name the script allows."""
+
+
+class Excerpt(msgspec.Struct, frozen=True, kw_only=True):
+    """A text as a page keeps it: at most `limit` characters, and a note when it was cut."""
+
+    text: str
+    limit: int = LIMIT
+
+    def kept(self) -> str:
+        return self.text[: self.limit]
+
+    def note(self) -> str:
+        if len(self.text) <= self.limit:
+            return ""
+        return f"[cut: the first {self.limit:,} of {len(self.text):,} characters are shown]"
+
+    def whole(self) -> str:
+        """The kept text with the note after it."""
+        note = self.note()
+        return f"{self.kept()}\n{note}" if note else self.text
+
+
+class AgentMarkdown(msgspec.Struct, frozen=True):
+    """An agent's Markdown as a tree for the page's script: a node is a string (text) or a list of a
+    tag name and its children. `parser` is CommonMark with raw HTML off, so HTML an agent wrote is
+    text; a link is its text and its address in code, an image its description and address in code."""
+
+    parser: MarkdownIt
+
+    def nodes(self, text: str) -> list[object]:
+        if not text.strip():
+            return []
+        if PLAIN.fullmatch(text.strip()):
+            return [["p", text.strip()]]
+        return self.children(SyntaxTreeNode(self.parser.parse(text)))
+
+    def children(self, node: SyntaxTreeNode) -> list[object]:
+        found: list[object] = []
+        for child in node.children:
+            found.extend(self.node(child))
+        return found
+
+    def node(self, node: SyntaxTreeNode) -> list[object]:
+        """The nodes one Markdown node becomes (a list, as a tight list's paragraph becomes its
+        children alone)."""
+        match node.type:
+            case "text" | "html_inline" | "html_block":
+                return [node.content]
+            case "softbreak":
+                return ["\n"]
+            case "hardbreak":
+                return [["br"]]
+            case "hr":
+                return [["hr"]]
+            case "code_inline":
+                return [["code", node.content]]
+            case "code_block" | "fence":
+                return [["pre", node.content.removesuffix("\n")]]
+            case "heading":
+                return [["h4", *self.children(node)]]
+            case "paragraph" if node.hidden:
+                return self.children(node)
+            case "link":
+                address = str(node.attrs.get("href", ""))
+                said = self.children(node)
+                if said == [address]:
+                    return [["code", address]]
+                return [["span", *said, " ", ["code", address]]]
+            case "image":
+                address = str(node.attrs.get("src", ""))
+                return [["span", "[image: ", *self.children(node), "] ", ["code", address]]]
+            case kind if kind in BLOCKS:
+                return [[BLOCKS[kind], *self.children(node)]]
+            case _:
+                return self.children(node) if node.children else [node.content]
+
+
+class StepView(Data, frozen=True, kw_only=True):
+    """A step the agent reported: a tool call (its name, arguments and result) or a thought."""
+
+    kind: Literal["call", "thought"]
+    name: str
+    text: str
+    result: str = ""
+
+
+class TurnView(Data, frozen=True, kw_only=True):
+    """One turn: what the user said (text), the agent's steps, its answer (Markdown tree), figures."""
+
+    user: str
+    agent: list[object]
+    steps: tuple[StepView, ...]
+    facts: tuple[str, ...]
+
+
+class ClaimView(Data, frozen=True, kw_only=True):
+    """The judge's decision on one claim, with its reason."""
+
+    claim: str
+    decision: str
+    reason: str
+    tone: Tone
+
+
+class AttemptView(Data, frozen=True, kw_only=True):
+    """One attempt in a scenario's window; `open` when it did not hold, so it is shown unfolded."""
+
+    title: str
+    outcome: str
+    detail: str
+    tone: Tone
+    open: bool
+    facts: tuple[str, ...]
+    claims: tuple[ClaimView, ...]
+    turns: tuple[TurnView, ...]
+
+
+class Attempt(msgspec.Struct, frozen=True):
+    """An Outcome, to be shown in its scenario's window."""
+
+    outcome: Outcome
+    markdown: AgentMarkdown
+
+    def view(self) -> AttemptView:
+        outcome = self.outcome
+        claims: tuple[ClaimView, ...] = ()
+        tone: Tone
+        match outcome.decision:
+            case Verdict(holds=holds, claims=results):
+                said, detail = ("held", "") if holds else ("did not hold", "")
+                tone = "good" if holds else "bad"
+                claims = tuple(
+                    ClaimView(
+                        claim=Excerpt(text=r.claim).whole(),
+                        decision=("pass" if r.passed else "fail") + (f" · {r.grade}" if r.grade else ""),
+                        reason=Excerpt(text=r.reason).whole(),
+                        tone="good" if r.passed else "bad",
+                    )
+                    for r in results
+                )
+            case Failed(reason=reason, detail=detail):
+                said, tone = f"the agent failed: {reason}", "bad"
+            case NoVerdict(reason=reason, detail=detail):
+                said, tone = f"no verdict: {reason}", "warn"
+        turns = len(outcome.turns)
+        facts = [
+            Amount(value=outcome.seconds, unit="s").text(),
+            f"{turns} turn" if turns == 1 else f"{turns} turns",
+        ]
+        if outcome.ended:
+            facts.append(f"ended: {outcome.ended}")
+        if outcome.started:
+            facts.append(f"started {outcome.started}")
+        facts.append(f"user model tokens {Tokens(usage=outcome.user_usage).text()}")
+        facts.append(f"judge tokens {Tokens(usage=outcome.judge_usage).text()}")
+        return AttemptView(
+            title=f"Attempt {outcome.index + 1}",
+            outcome=said,
+            detail=Excerpt(text=detail).whole(),
+            tone=tone,
+            open=tone != "good",
+            facts=tuple(facts),
+            claims=claims,
+            turns=tuple(self.turn(index) for index in range(turns)),
+        )
+
+    def turn(self, index: int) -> TurnView:
+        turn = self.outcome.turns[index]
+        answer = Excerpt(text=turn.agent)
+        agent = self.markdown.nodes(answer.kept())
+        if answer.note():
+            agent.append(["p", ["em", answer.note()]])
+        steps: list[StepView] = []
+        for step in turn.steps:
+            match step:
+                case Call(name=name, arguments=arguments, result=result):
+                    steps.append(
+                        StepView(
+                            kind="call",
+                            name=Excerpt(text=name, limit=200).whole(),
+                            text=Excerpt(text=arguments).whole(),
+                            result=Excerpt(text=result).whole(),
+                        )
+                    )
+                case Thought(text=text):
+                    steps.append(StepView(kind="thought", name="thought", text=Excerpt(text=text).whole()))
+        facts = (
+            f"turn {index + 1}",
+            Amount(value=turn.seconds, unit="s").text(),
+            f"agent tokens {Tokens(usage=turn.usage).text()}",
+        )
+        return TurnView(user=Excerpt(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)

@@ -1,0 +1,184 @@
+"""The agent interface — Agent, Conversation — and what a turn gives back: Answer, Usage, the
+answer's steps (Thought, Call); AgentFailure; and the agent's wrappers TimeLimited (a time limit
+on opening, each turn and closing) and QueuedAgent (a place per conversation, turns sent within the
+agent's rate and patience)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import Literal, Protocol, Self
+
+from convy.data import Data, Tagged
+from convy.play.busy import Places
+
+
+class Message(Data, frozen=True, kw_only=True):
+    """One message of an OpenAI-style dialogue."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Usage(Data, frozen=True, kw_only=True):
+    """Tokens a service reported for one request; a count nobody reported is None (unknown)."""
+
+    input: int | None = None
+    output: int | None = None
+
+
+class Thought(Tagged, frozen=True, kw_only=True, tag="thought"):
+    """A step of the agent's that is text: reasoning, a note."""
+
+    text: str
+
+
+class Call(Tagged, frozen=True, kw_only=True, tag="call"):
+    """A tool call the agent reported making, with its arguments and result as text."""
+
+    name: str
+    arguments: str = ""
+    result: str = ""
+
+
+Step = Thought | Call
+
+
+class Answer(Data, frozen=True, kw_only=True):
+    """What the agent said in one turn, with the tokens and steps it reported."""
+
+    text: str
+    usage: Usage | None = None
+    steps: tuple[Step, ...] = ()
+
+
+class AgentFailure(Exception):
+    """The agent failed a turn (HTTP 500, a timeout, an answer convy cannot read...): the attempt is
+    Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Conversation(Protocol):
+    """One open conversation with an agent, used as `async with`; it keeps its own history."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None: ...
+
+    async def reply(self, text: str) -> Answer:
+        """The agent's answer to the user's next message `text`."""
+        ...
+
+
+class Agent(Protocol):
+    """Anything a conversation can be had with."""
+
+    def conversation(self, key: str) -> Conversation:
+        """A new conversation, not yet open; `key` is stable for one attempt."""
+        ...
+
+
+class TimeLimited:
+    """The same agent with a time limit, in seconds, on opening a conversation, on each turn, and on
+    closing: one that runs out is AgentFailure("timeout")."""
+
+    def __init__(self, agent: Agent, seconds: float) -> None:
+        if seconds <= 0:
+            raise ValueError("a time limit must be longer than 0 seconds")
+        self._agent = agent
+        self._seconds = seconds
+
+    def conversation(self, key: str) -> Conversation:
+        return TimeLimitedConversation(self._agent.conversation(key), self._seconds)
+
+
+class TimeLimitedConversation:
+    """A conversation whose opening, turns and closing each have `seconds` to finish."""
+
+    def __init__(self, conversation: Conversation, seconds: float) -> None:
+        self._conversation = conversation
+        self._seconds = seconds
+
+    async def __aenter__(self) -> Self:
+        try:
+            async with asyncio.timeout(self._seconds):
+                await self._conversation.__aenter__()
+        except TimeoutError:
+            raise AgentFailure("timeout", f"opening the conversation took over {self._seconds:g} s") from None
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            async with asyncio.timeout(self._seconds):
+                await self._conversation.__aexit__(kind, error, trace)
+        except TimeoutError:
+            raise AgentFailure("timeout", f"closing the conversation took over {self._seconds:g} s") from None
+
+    async def reply(self, text: str) -> Answer:
+        try:
+            async with asyncio.timeout(self._seconds):
+                return await self._conversation.reply(text)
+        except TimeoutError:
+            raise AgentFailure("timeout", f"no answer within {self._seconds:g} s") from None
+
+
+class QueuedAgent:
+    """The same agent within its Places: each conversation holds one place from opening to closing
+    (so at most `at_once` are open, fewer while the agent is busy), and its opening and each turn
+    are sent through the places' rate, again while the agent is Busy (429/503, refused unprocessed)
+    as its patience allows — the conversation keeps its place meanwhile. Patience run out raises
+    convy.play.busy.GaveUp: the attempt has NoVerdict (`agent_busy`)."""
+
+    def __init__(self, agent: Agent, places: Places) -> None:
+        self._agent = agent
+        self._places = places
+
+    def conversation(self, key: str) -> Conversation:
+        return QueuedConversation(self._agent.conversation(key), self._places)
+
+
+class QueuedConversation:
+    """A conversation that holds one of the agent's places while it is open."""
+
+    def __init__(self, conversation: Conversation, places: Places) -> None:
+        self._conversation = conversation
+        self._places = places
+        self._place = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Self:
+        await self._place.enter_async_context(self._places.held())
+        try:
+            await self._places.within(self._conversation.__aenter__)
+        except BaseException:
+            await self._place.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            await self._conversation.__aexit__(kind, error, trace)
+        finally:
+            await self._place.aclose()
+
+    async def reply(self, text: str) -> Answer:
+        return await self._places.within(lambda: self._conversation.reply(text))

@@ -1,0 +1,118 @@
+"""Attempt: one play of a scenario — the simulated user talks with the agent, then the judge
+decides — and the Outcome it leaves, whatever fails on the way."""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+import msgspec
+
+from convy.play.agent import Agent, AgentFailure, Usage
+from convy.play.busy import GaveUp
+from convy.play.dialog import Finished, Judge, Said, SimulatedUser
+from convy.play.model import Model, ModelFailure
+from convy.play.outcome import STAMP, Decision, Failed, NoVerdict, Outcome, Turn
+from convy.project.scenario import Scenario
+
+
+class Spent(msgspec.Struct):
+    """Tokens added up over an attempt's requests; a count nobody reported stays unknown."""
+
+    input: int | None = None
+    output: int | None = None
+    seen: bool = False
+
+    def add(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+        self.seen = True
+        if usage.input is not None:
+            self.input = (self.input or 0) + usage.input
+        if usage.output is not None:
+            self.output = (self.output or 0) + usage.output
+
+    def usage(self) -> Usage | None:
+        return Usage(input=self.input, output=self.output) if self.seen else None
+
+
+class Attempt(msgspec.Struct, frozen=True, kw_only=True):
+    """The index-th attempt of a scenario, with the most agent answers it may have."""
+
+    scenario: Scenario
+    index: int
+    max_turns: int
+    run: str = ""
+
+    @property
+    def key(self) -> str:
+        """The conversation id the agent sees: stable for this attempt of this run."""
+        return f"{self.run}-{self.scenario.name}-{self.index}"
+
+    async def outcome(self, agent: Agent, user_model: Model, judge: Judge) -> Outcome:
+        """Play the attempt. An agent failure ends it Failed without asking the judge; a model
+        failure or a service busy beyond patience ends it without verdict."""
+        started = datetime.datetime.now(datetime.UTC).strftime(STAMP)
+        clock = time.monotonic()
+        turns: list[Turn] = []
+        spent = Spent()
+        ended, decision = await self._dialogue(
+            agent, SimulatedUser(model=user_model, scenario=self.scenario), turns, spent
+        )
+        judged = Spent()
+        if decision is None:
+            try:
+                decided = await judge.decide(self.scenario.claims, tuple(turns))
+                decision = decided.verdict
+                judged.add(decided.usage)
+            except ModelFailure as error:
+                decision = NoVerdict(reason="model_failure", detail=f"judge: {error}")
+        return Outcome(
+            scenario=self.scenario.name,
+            index=self.index,
+            fingerprint=self.scenario.fingerprint(),
+            turns=tuple(turns),
+            seconds=round(time.monotonic() - clock, 4),
+            decision=decision,
+            ended=ended,
+            judge_usage=judged.usage(),
+            user_usage=spent.usage(),
+            started=started,
+        )
+
+    async def _dialogue(
+        self, agent: Agent, user: SimulatedUser, turns: list[Turn], spent: Spent
+    ) -> tuple[str, Decision | None]:
+        """The dialogue, appended to `turns`; how it ended, and the decision it forced if any."""
+        try:
+            async with agent.conversation(self.key) as conversation:
+                move = await user.first()
+                while True:
+                    spent.add(move.usage)
+                    match move:
+                        case Finished():
+                            return "user_finished", None
+                        case Said(text=text):
+                            said = text
+                    clock = time.monotonic()
+                    answer = await conversation.reply(said)
+                    turns.append(
+                        Turn(
+                            user=said,
+                            agent=answer.text,
+                            seconds=round(time.monotonic() - clock, 4),
+                            usage=answer.usage,
+                            steps=answer.steps,
+                        )
+                    )
+                    if len(turns) >= self.max_turns:
+                        return "max_turns", None
+                    move = await user.next(tuple(turns))
+        except AgentFailure as failure:
+            return "agent_failed", Failed(reason=failure.reason, detail=failure.detail)
+        except GaveUp as busy:
+            return "agent_busy", NoVerdict(reason="agent_busy", detail=str(busy))
+        except ModelFailure as error:
+            return "model_failed", NoVerdict(reason="model_failure", detail=f"user: {error}")
+        except Exception as error:  # the agent's own code: a bug there must not stop the run
+            return "agent_failed", Failed(reason="agent_error", detail=f"{type(error).__name__}: {error}")

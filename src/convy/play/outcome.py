@@ -1,0 +1,73 @@
+"""What one attempt of a scenario left: its Turns, and its decision — a Verdict with one
+ClaimResult per claim, Failed (the agent failed) or NoVerdict (the simulator, the judge or the
+infrastructure failed) — gathered in an Outcome, one line of attempts.jsonl."""
+
+from __future__ import annotations
+
+import msgspec
+
+from convy.data import Data, Tagged
+from convy.play.agent import Step, Usage
+
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+"""How a moment is written (UTC): an attempt's start, run.json's times."""
+
+
+class Turn(Data, frozen=True, kw_only=True):
+    """The user's message and the agent's answer to it."""
+
+    user: str
+    agent: str
+    seconds: float
+    usage: Usage | None = None
+    steps: tuple[Step, ...] = ()
+
+
+class ClaimResult(Data, frozen=True, kw_only=True):
+    """The judge's decision on one claim, with its one-sentence reason."""
+
+    claim: str
+    passed: bool = msgspec.field(name="pass")
+    grade: str | None = None
+    reason: str = ""
+
+
+class Verdict(Tagged, frozen=True, kw_only=True, tag="verdict"):
+    """The judge decided every claim; the attempt holds when each passed."""
+
+    holds: bool
+    claims: tuple[ClaimResult, ...]
+
+
+class Failed(Tagged, frozen=True, kw_only=True, tag="failed"):
+    """The agent failed (`http_500`, `timeout`, `bad_answer`, `connection`, `agent_error`...):
+    counts as not holding."""
+
+    reason: str
+    detail: str = ""
+
+
+class NoVerdict(Tagged, frozen=True, kw_only=True, tag="no_verdict"):
+    """No decision for reasons not the agent's (`model_failure`, `agent_busy`...): left out of the
+    pass rate, counted toward max-no-verdict."""
+
+    reason: str
+    detail: str = ""
+
+
+Decision = Verdict | Failed | NoVerdict
+
+
+class Outcome(Data, frozen=True, kw_only=True):
+    """One attempt of one scenario: the line attempts.jsonl keeps for it."""
+
+    scenario: str
+    index: int
+    fingerprint: str
+    turns: tuple[Turn, ...]
+    seconds: float
+    decision: Decision
+    ended: str = ""
+    judge_usage: Usage | None = None
+    user_usage: Usage | None = None
+    started: str = ""

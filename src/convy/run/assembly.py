@@ -1,0 +1,175 @@
+"""Project: a user's folder — scenarios, agents/*.yaml|*.py, models.py, results/ — turned into the
+objects a run needs, every problem found before any request; ProjectAgent, a Python agent."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import msgspec
+import yaml
+
+from convy.errors import ConfigurationError
+from convy.play.agent import Agent
+from convy.play.http import AgentSpec, JsonAgent
+from convy.play.model import Models, OpenAiModel
+from convy.project.document import Declaration
+from convy.project.scenarios import Scenarios
+from convy.project.settings import Settings, Sources
+
+
+class PythonFile(msgspec.Struct, frozen=True):
+    """A Python file of the project (agents/<name>.py, models.py), imported with the project folder
+    on sys.path so the project's modules import each other."""
+
+    path: Path
+    root: Path
+
+    def module(self) -> ModuleType:
+        where = str(self.path.relative_to(self.root))
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
+        spec = importlib.util.spec_from_file_location(f"convy_project_{self.path.stem}", self.path)
+        if spec is None or spec.loader is None:
+            raise ConfigurationError(where, "cannot be imported")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # the user's code: any error is a configuration error
+            raise ConfigurationError(where, f"importing it failed: {type(error).__name__}: {error}") from None
+        return module
+
+
+class ProjectAgent(msgspec.Struct, frozen=True):
+    """A Python agent: agents/<name>.py defines `agent`, an object with `conversation(key)`."""
+
+    file: PythonFile
+
+    def agent(self) -> Agent:
+        made = getattr(self.file.module(), "agent", None)
+        if made is None or not callable(getattr(made, "conversation", None)):
+            where = str(self.file.path.relative_to(self.file.root))
+            raise ConfigurationError(where, "must define `agent`, an object with a conversation(key) method")
+        agent: Agent = made
+        return agent
+
+
+class Project(msgspec.Struct, frozen=True):
+    """The user's project as the settings describe it; `environ` gives ${VAR} in agent files."""
+
+    settings: Settings
+    sources: Sources
+    environ: Mapping[str, str]
+
+    @property
+    def root(self) -> Path:
+        return (self.sources.folder / self.settings.project).resolve()
+
+    @property
+    def results(self) -> Path:
+        return self.root / self.settings.results
+
+    def declarations(self) -> tuple[Declaration, ...]:
+        """The scenarios the run plays, in declaration order."""
+        return self.settings.matching().chosen(Scenarios(self.root, self.settings.scenarios).all())
+
+    def agent_files(self) -> dict[str, Path]:
+        folder = self.root / "agents"
+        found = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) + sorted(folder.glob("*.py"))
+        return {path.stem: path for path in sorted(found)}
+
+    def agent_name(self) -> str:
+        """The agent played: `agent`, else `agent` when agent-url defines it, else the only file."""
+        files = self.agent_files()
+        if self.settings.agent_url:
+            name = self.settings.agent or "agent"
+            if name in files:
+                raise ConfigurationError(
+                    "agent-url",
+                    f"defines agent {name!r}, and so does {files[name].relative_to(self.root)}: keep one",
+                )
+            return name
+        if self.settings.agent:
+            if self.settings.agent not in files:
+                known = ", ".join(files) or "none"
+                raise ConfigurationError(
+                    "agent", f"no agents/{self.settings.agent}.yaml or .py (found: {known})"
+                )
+            return self.settings.agent
+        if len(files) == 1:
+            return next(iter(files))
+        if not files:
+            raise ConfigurationError("agent", "no agent: add agents/<name>.yaml (or .py), or set agent-url")
+        raise ConfigurationError("agent", f"several agents ({', '.join(files)}): set `agent` to one")
+
+    def agent(self) -> Agent:
+        """The agent, every ${VAR} resolved and every file checked."""
+        name = self.agent_name()
+        timeout = self.settings.turn_timeout
+        if self.settings.agent_url:
+            spec = self.inline_spec().resolved(self.environ, "agent-url")
+            return JsonAgent(spec, timeout, spec.verify(self.root))
+        path = self.agent_files()[name]
+        where = str(path.relative_to(self.root))
+        if path.suffix == ".py":
+            return ProjectAgent(PythonFile(path, self.root)).agent()
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            spec = msgspec.convert(data, AgentSpec)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise ConfigurationError(f"{where}{line}", "is not valid YAML") from None
+        except msgspec.ValidationError as error:
+            raise ConfigurationError(where, str(error)) from None
+        spec = spec.resolved(self.environ, where)
+        return JsonAgent(spec, timeout, spec.verify(self.root))
+
+    def inline_spec(self) -> AgentSpec:
+        """The agent that agent-url, agent-body, agent-answer and agent-headers define."""
+        headers: dict[str, str] = {}
+        for number, line in enumerate(self.settings.agent_headers.splitlines(), start=1):
+            if not line.strip():
+                continue
+            name, colon, value = line.partition(":")
+            if not colon or not name.strip():
+                raise ConfigurationError("agent-headers", f"line {number} is not `Name: value`")
+            headers[name.strip()] = value.strip()
+        fields: dict[str, object] = {"url": self.settings.agent_url, "headers": headers}
+        if self.settings.agent_body:
+            try:
+                fields["body"] = json.loads(self.settings.agent_body)
+            except ValueError:
+                raise ConfigurationError("agent-body", "is not valid JSON") from None
+        if self.settings.agent_answer:
+            fields["answer"] = self.settings.agent_answer
+        try:
+            return msgspec.convert(fields, AgentSpec)
+        except msgspec.ValidationError as error:
+            raise ConfigurationError("agent-url", str(error)) from None
+
+    def models(self, client: httpx.AsyncClient) -> Models:
+        """The simulated user's and the judge's models: models.py, else OpenAI-compatible settings."""
+        file = self.root / "models.py"
+        if file.exists():
+            given = self.sources.models()
+            if given:
+                raise ConfigurationError("models.py", f"and {', '.join(given)} both define models: keep one")
+            made = getattr(PythonFile(file, self.root).module(), "models", None)
+            if not isinstance(made, Models):
+                raise ConfigurationError(
+                    "models.py", "must define `models = convy.Models(user=..., judge=...)`"
+                )
+            return made
+        if not self.settings.user_model:
+            raise ConfigurationError("user-model", "is not set: name the simulated user's model")
+        url = self.settings.model_url.rstrip("/")
+        key = self.settings.model_key
+        user = OpenAiModel(url=url, key=key, name=self.settings.user_model, client=client)
+        judge_name = self.settings.judge_model or self.settings.user_model
+        return Models(user=user, judge=OpenAiModel(url=url, key=key, name=judge_name, client=client))

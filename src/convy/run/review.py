@@ -1,0 +1,87 @@
+"""Review: a run read back and compared with its baseline, the gate's decision on it, and the files
+written from them into the run folder — comment.md, report.html, comparison.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from convy.compare.comparison import Compared, Comparison, NoBaseline
+from convy.compare.gate import Gate, GateDecision
+from convy.compare.summary import Summary, Summed
+from convy.project.settings import Settings
+from convy.store.runs import StoredRun
+
+if TYPE_CHECKING:
+    from convy.draw.markdown import Links
+
+
+class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's comparison and the gate's decision on it."""
+
+    run: StoredRun
+    comparison: Comparison
+    decision: GateDecision
+
+    def comment(self, links: Links) -> str:
+        from convy.draw.markdown import CommentMarkdown
+
+        return CommentMarkdown(self.comparison, self.decision, links).text()
+
+    def console(self) -> str:
+        from convy.draw.console import ConsoleText
+
+        return ConsoleText(self.comparison, self.decision).text()
+
+    def written(self, links: Links | None = None) -> tuple[Path, ...]:
+        """Write comment.md (with `links`, none by default), report.html and (with a baseline)
+        comparison.html into the run folder."""
+        from convy.draw.markdown import Links
+        from convy.draw.report import ComparisonPage, Report
+
+        folder = self.run.folder
+        comment = folder / "comment.md"
+        comment.write_text(self.comment(links or Links()), encoding="utf-8")
+        report = folder / "report.html"
+        report.write_text(
+            Report(self.comparison.now, self.run.outcomes(), self.decision).html(), encoding="utf-8"
+        )
+        files = [comment, report]
+        match self.comparison.baseline:
+            case NoBaseline():
+                pass
+            case _:
+                page = folder / "comparison.html"
+                page.write_text(ComparisonPage(self.comparison, self.decision).html(), encoding="utf-8")
+                files.append(page)
+        return tuple(files)
+
+
+class Review(msgspec.Struct, frozen=True, kw_only=True):
+    """A run to review against a baseline run (or none), with the gate's thresholds."""
+
+    run: StoredRun
+    baseline: StoredRun | NoBaseline
+    gate: Gate
+
+    @classmethod
+    def gated(cls, run: StoredRun, baseline: StoredRun | NoBaseline, settings: Settings) -> Review:
+        gate = Gate(
+            min_pass_rate=settings.min_pass_rate,
+            max_drop=settings.max_drop,
+            alpha=settings.alpha,
+            max_no_verdict=settings.max_no_verdict,
+        )
+        return cls(run=run, baseline=baseline, gate=gate)
+
+    def reviewed(self) -> Reviewed:
+        before: Summary | NoBaseline
+        match self.baseline:
+            case NoBaseline() as none:
+                before = none
+            case StoredRun() as stored:
+                before = Summed.of(stored).summary()
+        comparison = Compared(Summed.of(self.run).summary(), before).comparison()
+        return Reviewed(run=self.run, comparison=comparison, decision=self.gate.decision(comparison))

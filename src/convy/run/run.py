@@ -1,0 +1,164 @@
+"""Run: a project's scenarios played against its agent into one run folder — the objects of a run
+assembled with their limits, and the attempts still missing from the folder."""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from pathlib import Path
+
+import httpx
+import msgspec
+
+from convy.errors import ConfigurationError
+from convy.play.agent import Agent, QueuedAgent, TimeLimited
+from convy.play.attempt import Attempt
+from convy.play.bench import Bench, Journal
+from convy.play.busy import Patience, Places, Rate
+from convy.play.dialog import ChatJudge, Checked
+from convy.play.model import Contained, Models, PatientModel
+from convy.play.outcome import Outcome
+from convy.project.document import Declaration
+from convy.project.scenario import Scenario
+from convy.store.journal import Limits, Provenance, RunJournal, RunSpec, ScenarioEntry
+
+
+class RunId(msgspec.Struct, frozen=True):
+    """A run's id: UTC time and a short random part, e.g. 20261130T183000Z-k3f9."""
+
+    moment: datetime.datetime
+    suffix: str
+
+    @classmethod
+    def new(cls) -> RunId:
+        return cls(datetime.datetime.now(datetime.UTC), secrets.token_hex(2))
+
+    @property
+    def text(self) -> str:
+        return f"{self.moment.strftime('%Y%m%dT%H%M%SZ')}-{self.suffix}"
+
+
+class Run(msgspec.Struct, frozen=True, kw_only=True):
+    """A run folder and what it plays: its spec and the scenarios as declared now."""
+
+    journal: RunJournal
+    spec: RunSpec
+    scenarios: tuple[Scenario, ...]
+
+    @classmethod
+    def planned(
+        cls,
+        folder: Path,
+        agent: str,
+        declarations: tuple[Declaration, ...],
+        repeat: int,
+        models: Models,
+        limits: Limits,
+        provenance: Provenance,
+    ) -> Run:
+        entries = tuple(
+            ScenarioEntry(
+                name=d.scenario.name,
+                fingerprint=d.scenario.fingerprint(),
+                file=d.file,
+                line=d.line,
+                claim_lines=d.claim_lines,
+            )
+            for d in declarations
+        )
+        spec = RunSpec(
+            agent=agent,
+            scenarios=entries,
+            repeat=repeat,
+            user_model=models.user.name,
+            judge_model=models.judge.name,
+            limits=limits,
+            provenance=provenance,
+        )
+        return cls(journal=RunJournal(folder), spec=spec, scenarios=tuple(d.scenario for d in declarations))
+
+    def resumable(self, recorded: RunSpec) -> Run:
+        """The run as recorded, checked against the scenarios as they are now: a scenario changed
+        or gone since cannot be resumed."""
+        now = {s.name: s for s in self.scenarios}
+        for entry in recorded.scenarios:
+            scenario = now.get(entry.name)
+            if scenario is None:
+                raise ConfigurationError(
+                    str(self.journal.folder), f"scenario {entry.name!r} is gone: cannot resume"
+                )
+            if scenario.fingerprint() != entry.fingerprint:
+                raise ConfigurationError(
+                    str(self.journal.folder),
+                    f"scenario {entry.name!r} changed since the run started: cannot resume",
+                )
+        ordered = tuple(now[entry.name] for entry in recorded.scenarios)
+        return Run(journal=self.journal, spec=recorded, scenarios=ordered)
+
+    def missing(self) -> tuple[Attempt, ...]:
+        """The attempts of the spec that the folder does not hold yet, in declaration order."""
+        done = {(o.scenario, o.index) for o in self.journal.outcomes()}
+        return tuple(
+            Attempt(
+                scenario=scenario,
+                index=index,
+                max_turns=scenario.max_turns or self.spec.limits.max_turns,
+                run=self.journal.folder.name,
+            )
+            for scenario in self.scenarios
+            for index in range(self.spec.repeat)
+            if (scenario.name, index) not in done
+        )
+
+    async def play(self, agent: Agent, models: Models, watch: Journal) -> tuple[Outcome, ...]:
+        """Play the missing attempts: each written to the folder, then shown to `watch`."""
+        limits = self.spec.limits
+        patience = Patience(seconds=limits.patience)
+        model_rate = Rate(limits.model_rpm)
+        bench = Bench(
+            agent=QueuedAgent(
+                TimeLimited(agent, limits.turn_timeout),
+                Places(limits.concurrency, Rate(limits.agent_rpm), patience),
+            ),
+            user=PatientModel(Contained(models.user), Places(limits.concurrency, model_rate, patience)),
+            judge=Checked(
+                ChatJudge(
+                    PatientModel(Contained(models.judge), Places(limits.concurrency, model_rate, patience))
+                )
+            ),
+            ahead=limits.concurrency * 2,
+        )
+        attempts = self.missing()
+        with self.journal.play(self.spec) as appended:
+            return await bench.run(attempts, Both(appended, watch))
+
+
+class Both:
+    """A journal that records in one, then the other: the folder first, then what shows it."""
+
+    def __init__(self, first: Journal, then: Journal) -> None:
+        self._first = first
+        self._then = then
+
+    def record(self, outcome: Outcome) -> None:
+        self._first.record(outcome)
+        self._then.record(outcome)
+
+
+class Clients(msgspec.Struct, frozen=True):
+    """The models' one shared HTTP client: its timeouts, its pool sized for the conversations at
+    once, and TLS checks made only for an https URL (loading the CA bundle costs ~80 ms)."""
+
+    turn_timeout: float
+    concurrency: int = 8
+    url: str = "https://"
+
+    def client(self) -> httpx.AsyncClient:
+        secure = not self.url.startswith("http://")
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.turn_timeout, connect=min(self.turn_timeout, 30.0)),
+            limits=httpx.Limits(
+                max_connections=4 * self.concurrency, max_keepalive_connections=2 * self.concurrency
+            ),
+            verify=httpx.create_ssl_context() if secure else False,
+        )

@@ -1,0 +1,84 @@
+"""Session: a run as a command plays it — the project checked before anything is spent, then the
+run folder planned (or the one to resume), played, and summed up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from convy.errors import ConfigurationError
+from convy.play.agent import Agent
+from convy.play.bench import Journal
+from convy.project.document import Declaration
+from convy.run.assembly import Project
+from convy.run.run import Clients, Run, RunId
+from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
+
+
+class Prepared(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a run needs, checked: scenarios, agent; the folder it plays into."""
+
+    project: Project
+    declarations: tuple[Declaration, ...]
+    name: str
+    agent: Agent
+    folder: Path
+    recorded: RunFile | None = None
+
+    def limits(self) -> Limits:
+        settings = self.project.settings
+        return Limits(
+            concurrency=settings.concurrency,
+            max_turns=settings.max_turns,
+            turn_timeout=settings.turn_timeout,
+            patience=settings.patience,
+            model_rpm=settings.model_rpm,
+            agent_rpm=settings.agent_rpm,
+        )
+
+    async def play(self, provenance: Provenance, watch: Callable[[Run], Journal]) -> Run:
+        """Play the run's missing attempts; `watch` makes the journal that shows progress."""
+        settings = self.project.settings
+        clients = Clients(settings.turn_timeout, settings.concurrency, settings.model_url)
+        async with clients.client() as client:
+            models = self.project.models(client)
+            run = Run.planned(
+                self.folder, self.name, self.declarations, settings.repeat, models, self.limits(), provenance
+            )
+            if self.recorded is not None:
+                run = run.resumable(self.recorded.spec)
+            await run.play(self.agent, models, watch(run))
+            return run
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    """A run of `project`: a new one, or `resume` (a run folder) when given."""
+
+    project: Project
+    resume: Path | None = None
+
+    def prepared(self) -> Prepared:
+        """Check everything that can be checked before any request: scenarios, agent, the folder."""
+        recorded: RunFile | None = None
+        if self.resume is not None:
+            journal = RunJournal(self.resume)
+            if not journal.run_file.exists():
+                raise ConfigurationError(str(self.resume), "is not a run folder (no run.json)")
+            try:
+                recorded = journal.header()
+            except NewerFormat as error:
+                raise ConfigurationError(str(self.resume), str(error)) from None
+        declarations = self.project.declarations()
+        name = self.project.agent_name()
+        agent = self.project.agent()
+        folder = self.resume or self.project.results / name / RunId.new().text
+        return Prepared(
+            project=self.project,
+            declarations=declarations,
+            name=name,
+            agent=agent,
+            folder=folder,
+            recorded=recorded,
+        )

@@ -1,0 +1,228 @@
+"""The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json),
+and RunJournal (a Journal), which writes the folder and holds run.lock while it plays."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal
+
+import msgspec
+
+from convy.data import Data
+from convy.play.outcome import STAMP, Outcome
+
+FORMAT = 1
+"""The run folder format this code writes; a newer one is refused, an older one converted."""
+
+Status = Literal["running", "finished", "interrupted"]
+
+
+class Provenance(Data, frozen=True, kw_only=True):
+    """Where the run came from: repository, commit, ref, workflow run, pull request ("" unknown)."""
+
+    repository: str = ""
+    sha: str = ""
+    ref: str = ""
+    workflow_run: str = ""
+    pull_request: int = 0
+
+
+class ScenarioEntry(Data, frozen=True, kw_only=True):
+    """A scenario as the run recorded it: its name, fingerprint and where it was declared."""
+
+    name: str
+    fingerprint: str
+    file: str = ""
+    line: int = 0
+    claim_lines: tuple[int, ...] = ()
+
+
+class Limits(Data, frozen=True, kw_only=True):
+    """How the run was played: conversations at once, turns, time limits, request rates."""
+
+    concurrency: int = 8
+    max_turns: int = 8
+    turn_timeout: float = 120.0
+    patience: float = 300.0
+    model_rpm: int = 0
+    agent_rpm: int = 0
+
+
+class RunSpec(Data, frozen=True, kw_only=True):
+    """What a run plays: agent, scenarios, repeat, models by name only, limits, provenance."""
+
+    agent: str
+    scenarios: tuple[ScenarioEntry, ...]
+    repeat: int
+    user_model: str = ""
+    judge_model: str = ""
+    limits: Limits = Limits()
+    provenance: Provenance = Provenance()
+
+    def expected(self) -> tuple[tuple[str, int], ...]:
+        """Every (scenario, attempt index) of the run, in declaration order."""
+        return tuple((s.name, i) for s in self.scenarios for i in range(self.repeat))
+
+
+class RunFile(Data, frozen=True, kw_only=True):
+    """run.json."""
+
+    format: int
+    spec: RunSpec
+    status: Status
+    started: str
+    ended: str = ""
+    reason: str = ""
+
+
+class Header(msgspec.Struct, frozen=True):
+    """The part of run.json read before anything else: its format."""
+
+    format: int = 0
+
+
+class RunInUse(Exception):
+    """Another process is playing this run folder (it holds run.lock)."""
+
+
+class NewerFormat(Exception):
+    """The folder was written by a newer convy: its format is newer than this code's."""
+
+    def __init__(self, folder: Path, found: int) -> None:
+        super().__init__(
+            f"{folder}: run folder format {found} is newer than this convy reads (format {FORMAT}); "
+            "upgrade convy to read it"
+        )
+        self.found = found
+
+
+class Appended:
+    """The open attempts.jsonl of a run being played: each outcome is one line, flushed at once."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._encoder = msgspec.json.Encoder()
+
+    def record(self, outcome: Outcome) -> None:
+        self._stream.write(self._encoder.encode(outcome) + b"\n")
+        self._stream.flush()
+
+
+class RunJournal:
+    """A run's folder: results/<agent>/<run-id>/."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @property
+    def attempts(self) -> Path:
+        return self.folder / "attempts.jsonl"
+
+    @property
+    def run_file(self) -> Path:
+        return self.folder / "run.json"
+
+    def header(self) -> RunFile:
+        """run.json as written, refusing a newer format."""
+        raw = self.run_file.read_bytes()
+        found = msgspec.json.decode(raw, type=Header).format
+        if found > FORMAT:
+            raise NewerFormat(self.folder, found)
+        return msgspec.json.decode(raw, type=RunFile)
+
+    def outcomes(self) -> Iterator[Outcome]:
+        """The outcomes on disk, streamed line by line; a torn last line (a crash mid-write) is
+        skipped, a broken line before others is an error."""
+        if not self.attempts.exists():
+            return
+        decoder = msgspec.json.Decoder(Outcome)
+        broken: msgspec.DecodeError | None = None
+        with self.attempts.open("rb") as stream:
+            for line in stream:
+                if not line.strip():
+                    continue
+                if broken is not None:
+                    raise broken
+                try:
+                    yield decoder.decode(line)
+                except msgspec.DecodeError as error:
+                    broken = error
+
+    def torn(self) -> bool:
+        """Whether the last line of attempts.jsonl is torn."""
+        if not self.attempts.exists():
+            return False
+        with self.attempts.open("rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            size = stream.tell()
+            stream.seek(max(0, size - 1))
+            return size > 0 and stream.read(1) != b"\n"
+
+    def _write(self, run: RunFile) -> None:
+        partial = self.run_file.with_suffix(".json.partial")
+        partial.write_bytes(msgspec.json.format(msgspec.json.encode(run)))
+        os.replace(partial, self.run_file)
+
+    def _mend(self) -> None:
+        """Cut a torn last line, so the next line appended starts on a line of its own."""
+        if not self.attempts.exists():
+            return
+        with self.attempts.open("r+b") as stream:
+            data = stream.read()
+            if data and not data.endswith(b"\n"):
+                stream.truncate(data.rfind(b"\n") + 1)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with (self.folder / "run.lock").open("a+b") as lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as error:
+                raise RunInUse(f"{self.folder} is being played by another process") from error
+            try:
+                yield
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def play(self, spec: RunSpec) -> Iterator[Appended]:
+        """Hold the folder while it plays: run.json `running`, then `finished`; `interrupted` on
+        Ctrl+C, SIGTERM or any error, which is re-raised. An existing run keeps its start."""
+        with self._locked():
+            started = (
+                self.header().started
+                if self.run_file.exists()
+                else datetime.datetime.now(datetime.UTC).strftime(STAMP)
+            )
+            self._write(RunFile(format=FORMAT, spec=spec, status="running", started=started))
+            self._mend()
+            try:
+                with self.attempts.open("ab") as stream:
+                    yield Appended(stream)
+            except BaseException as error:
+                self._write(
+                    RunFile(
+                        format=FORMAT,
+                        spec=spec,
+                        status="interrupted",
+                        started=started,
+                        ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
+                        reason=type(error).__name__,
+                    )
+                )
+                raise
+            self._write(
+                RunFile(
+                    format=FORMAT,
+                    spec=spec,
+                    status="finished",
+                    started=started,
+                    ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
+                )
+            )

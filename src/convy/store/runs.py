@@ -1,0 +1,78 @@
+"""Runs: run folders read back — newer formats refused, older ones converted, a torn last line
+skipped — and Broken, what could not be read, for the command to show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from convy.data import Data
+from convy.play.outcome import Outcome
+from convy.store.journal import NewerFormat, RunFile, RunJournal
+
+
+class Broken(Data, frozen=True, kw_only=True):
+    """A folder that could not be read, and why."""
+
+    folder: str
+    reason: str
+
+
+class StoredRun(msgspec.Struct, frozen=True):
+    """A run folder read back: its run.json, and its outcomes streamed from attempts.jsonl."""
+
+    journal: RunJournal
+    file: RunFile
+
+    @property
+    def folder(self) -> Path:
+        return self.journal.folder
+
+    def outcomes(self) -> Iterator[Outcome]:
+        return self.journal.outcomes()
+
+    def torn(self) -> bool:
+        return self.journal.torn()
+
+
+class Runs(msgspec.Struct, frozen=True):
+    """Every run folder under a results folder (results/<agent>/<run-id>/), oldest first."""
+
+    results: Path
+
+    def folders(self) -> tuple[Path, ...]:
+        found = [p.parent for p in self.results.glob("*/*/run.json")]
+        return tuple(sorted(found, key=lambda folder: (folder.name, folder.parent.name)))
+
+    def one(self, folder: Path) -> StoredRun:
+        """One run folder; NewerFormat when it is newer than this code, ValueError when unreadable."""
+        journal = RunJournal(folder)
+        if not journal.run_file.exists():
+            raise ValueError(f"{folder} is not a run folder (no run.json)")
+        try:
+            return StoredRun(journal, journal.header())
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise ValueError(f"{folder}/run.json cannot be read: {error}") from None
+
+    def readable(self) -> tuple[StoredRun, ...]:
+        runs: list[StoredRun] = []
+        for folder in self.folders():
+            try:
+                runs.append(self.one(folder))
+            except (NewerFormat, ValueError):
+                continue
+        return tuple(runs)
+
+    def broken(self) -> tuple[Broken, ...]:
+        """The folders that could not be read, with the reason, for the command to show."""
+        found: list[Broken] = []
+        for folder in self.folders():
+            try:
+                run = self.one(folder)
+                for _ in run.outcomes():
+                    pass
+            except (NewerFormat, ValueError, msgspec.DecodeError, msgspec.ValidationError) as error:
+                found.append(Broken(folder=str(folder), reason=str(error)))
+        return tuple(found)
