@@ -45,6 +45,10 @@ class Failed(Tagged, frozen=True, kw_only=True, tag="failed"):
 
     reason: str
     detail: str = ""
+    status: int = 0
+    """The HTTP status of the answer that failed the turn; 0 where there was none."""
+    message: str = ""
+    """The agent's own words: the error message of its answer (one line, secrets masked)."""
 
 
 class NoVerdict(Tagged, frozen=True, kw_only=True, tag="no_verdict"):
@@ -53,6 +57,12 @@ class NoVerdict(Tagged, frozen=True, kw_only=True, tag="no_verdict"):
 
     reason: str
     detail: str = ""
+    status: int = 0
+    """The HTTP status of the model's (or busy agent's) last answer; 0 where there was none."""
+    message: str = ""
+    """The model's or service's own words: the error message of its answer (one line, masked)."""
+    raw: str = ""
+    """An unreadable judge reply as it came (at most 2,000 characters)."""
 
 
 Decision = Verdict | Failed | NoVerdict
