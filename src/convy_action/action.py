@@ -27,7 +27,7 @@ from convy.store.journal import RunInUse
 from convy.store.runs import Runs
 from convy_action.artifacts import ResultsService, Uploaded, UploadedEarlier
 from convy_action.baseline import Looked, Wanted
-from convy_action.comment import LIMIT, Box, Posted, Skipped, StickyComment, Unposted
+from convy_action.comment import LIMIT, Box, CommentWhen, Marked, Posted, Skipped, StickyComment, Unposted
 from convy_action.context import Context, Event
 from convy_action.dry import KeptFolder, ShownComment
 from convy_action.github import GitHub
@@ -126,7 +126,7 @@ class Action:
             event = context.event()
             project = Project(settings, inputs.sources(flags), inputs.environ)
             prepared = Session(project=project).prepared()
-            name = ArtifactName(settings.artifact_name, prepared.name)
+            name = ArtifactName(settings.artifact_name, prepared.name, settings.comment_key)
             name.check()
             self.check_token(settings, event)
             client = stack.enter_context(httpx.Client(timeout=30.0))
@@ -164,7 +164,7 @@ class Action:
                 self.told(shelf.store(prepared.folder), context)
                 return EXIT_INTERRUPTED
             reviewed = self.reviewed(run, looked, settings)
-            box = self.box(settings, event, github, prepared.name)
+            box = self.box(settings, event, github, prepared.name, reviewed)
             return self.reported(reviewed, context, shelf, box, project)
         return EXIT_CONFIG
 
@@ -212,7 +212,9 @@ class Action:
         )
         return ArtifactShelf(service, name, retention.days())
 
-    def box(self, settings: Settings, event: Event, github: GitHub | None, agent: str) -> Box:
+    def box(
+        self, settings: Settings, event: Event, github: GitHub | None, agent: str, reviewed: Reviewed
+    ) -> Box:
         number = event.pull().number
         if settings.dry_run:
             return ShownComment("a dry run posts nothing: the comment is shown above and in comment.md")
@@ -220,7 +222,8 @@ class Action:
             return ShownComment("comment: false")
         if not number or github is None:
             return ShownComment("the event is not about a pull request")
-        return StickyComment(github, number, agent)
+        held_back = CommentWhen(settings.comment_when).held_back(reviewed.comparison, reviewed.decision)
+        return StickyComment(github, number, agent, key=settings.comment_key, held_back=held_back)
 
     def played(self, prepared: Prepared, context: Context, event: Event) -> Run:
         log = self._log
@@ -273,6 +276,7 @@ class Action:
             case _:
                 artifact = 0
         body = CommentMarkdown(reviewed.comparison, reviewed.decision, links, limit=LIMIT).text()
+        body = Marked(reviewed.comparison.now.agent, project.settings.comment_key).marked(body)
         comment.write_text(body, encoding="utf-8")
         self._log.shown("convy: the comparison", body)
         posted = box.put(body)

@@ -1,8 +1,9 @@
-"""StickyComment: the one comment of an agent on a pull request — found by its hidden first line
-`<!-- convy-action:<agent> -->` among all the pull request's comments, written by the workflow's bot or
-the token's own login, edited in place (or left alone when unchanged), created when absent. A refusal
-(a fork's read-only token: 403) is Unposted with the reason, never a crash. Others' comments are never
-touched."""
+"""StickyComment: the one comment of an agent (and comment key) on a pull request — found by its
+hidden first line `<!-- convy-action:<agent> -->` (`<!-- convy-action:<agent>:<key> -->` with a
+comment key) among all the pull request's comments, written by the workflow's bot or the token's own
+login, edited in place (or left alone when unchanged), created when absent unless `comment-when` holds
+a new one back (CommentWhen). A refusal (a fork's read-only token: 403) is Unposted with the reason,
+never a crash. Others' comments are never touched."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from convy.compare.comparison import Comparison
+from convy.compare.gate import GateDecision
 from convy.data import Tagged
 from convy.draw.markdown import Marker
 from convy_action.github import GitHub, GitHubError, IssueComment
 
 BOT = "github-actions[bot]"
+MARKER_START = "<!-- convy-action:"
+QUIET = ("unchanged", "not played", "not_played")
+"""Scenario statuses that are no change for `comment-when: changed` (one not played is no news)."""
 LIMIT = 65_536
 """GitHub's largest comment body, in characters."""
 CUT = (
@@ -51,17 +57,48 @@ class Box(Protocol):
 
 
 class Marked(msgspec.Struct, frozen=True):
-    """The comments of one agent, told by their hidden first line (convy.draw.markdown's Marker:
-    `<!-- convy-action:support -->`)."""
+    """The comments of one agent and comment key, told by their hidden first line
+    (convy.draw.markdown's Marker: `<!-- convy-action:support -->`, `<!-- convy-action:support:eu -->`)."""
 
     agent: str
+    key: str = ""
 
     @property
     def line(self) -> str:
-        return Marker(agent=self.agent).text()
+        return Marker(agent=self.agent, key=self.key).text()
 
     def marks(self, body: str) -> bool:
-        return body.lstrip().split("\n", 1)[0].strip() == self.line
+        return body.lstrip().partition("\n")[0].strip() == self.line
+
+    def marked(self, body: str) -> str:
+        """`body` with this marker as its first line, in place of any convy marker it starts with."""
+        first, _, rest = body.lstrip().partition("\n")
+        if first.strip() == self.line:
+            return body
+        if first.strip().startswith(MARKER_START) and first.strip().endswith("-->"):
+            return f"{self.line}\n{rest}"
+        return f"{self.line}\n{body}"
+
+
+class CommentWhen(msgspec.Struct, frozen=True):
+    """The `comment-when` setting: when a new comment may be created — `always`, `changed` (the
+    verdict is not pass, or some scenario is not unchanged) or `failed` (the verdict is fail or
+    inconclusive). An existing comment is updated whatever it says."""
+
+    when: str = "always"
+
+    def held_back(self, comparison: Comparison, decision: GateDecision) -> str:
+        """Why no new comment is created for this comparison; "" when one may be."""
+        verdict = decision.verdict
+        match self.when:
+            case "failed" if verdict == "pass":
+                return "comment-when: failed, and the gate passed"
+            case "changed" if verdict == "pass" and all(
+                s.status in QUIET for s in comparison.scenarios
+            ):
+                return "comment-when: changed, the gate passed and no scenario changed"
+            case _:
+                return ""
 
 
 class Body(msgspec.Struct, frozen=True):
@@ -78,7 +115,7 @@ class Body(msgspec.Struct, frozen=True):
     def final(self) -> str:
         """The text to post: marked, and cut with a note when longer than the limit (counted in
         UTF-16 units, which is never less than in characters)."""
-        text = self.text if self.marker.marks(self.text) else f"{self.marker.line}\n{self.text}"
+        text = self.marker.marked(self.text)
         if self.units(text) <= self.limit:
             return text
         room = self.limit - self.units(CUT)
@@ -92,19 +129,25 @@ class Body(msgspec.Struct, frozen=True):
 
 
 class StickyComment(msgspec.Struct, frozen=True):
-    """The comment of `agent` on pull request `number`, through `github`."""
+    """The comment of `agent` (and comment `key`) on pull request `number`, through `github`.
+    `held_back` says why no new comment may be created (comment-when); "" when one may."""
 
     github: GitHub
     number: int
     agent: str
     limit: int = LIMIT
+    key: str = ""
+    held_back: str = ""
 
-    def put(self, text: str) -> Posted | Unposted:
-        """Create or update the comment with `text` (its marker first line added when missing)."""
-        marker = Marked(self.agent)
+    def put(self, text: str) -> Posted | Unposted | Skipped:
+        """Update the comment with `text` (its marker as first line), or create it when absent and
+        not held back."""
+        marker = Marked(self.agent, self.key)
         body = Body(text, marker, self.limit).final()
         try:
             found = self.ours([c for c in self.github.comments(self.number) if marker.marks(c.body)])
+            if found is None and self.held_back:
+                return Skipped(why=f"{self.held_back}: no comment is created")
             if found is None:
                 made = self.github.post(self.number, body)
                 return Posted(id=made.id, url=made.html_url, how="created")

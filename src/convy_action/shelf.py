@@ -10,6 +10,7 @@ from typing import Protocol
 import msgspec
 
 from convy.data import Tagged
+from convy.draw.markdown import Marker
 from convy.errors import ConfigurationError
 from convy_action.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
 
@@ -29,14 +30,20 @@ class Shelf(Protocol):
 
 
 class ArtifactName(msgspec.Struct, frozen=True):
-    """The artifact's name: `artifact-name`, else `convy-<agent>`."""
+    """The artifact's name: `artifact-name`, else `convy-<agent>`, or `convy-<agent>-<key>` with a
+    comment key (made safe as in the comment's marker), so matrix legs do not collide."""
 
     given: str
     agent: str
+    key: str = ""
 
     @property
     def text(self) -> str:
-        return self.given or f"convy-{self.agent}"
+        if self.given:
+            return self.given
+        if self.key:
+            return f"convy-{self.agent}-{Marker(agent=self.agent).safe(self.key)}"
+        return f"convy-{self.agent}"
 
     def check(self) -> None:
         if any(c in FORBIDDEN for c in self.text):

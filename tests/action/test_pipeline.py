@@ -36,13 +36,22 @@ class Job:
     """One job of a workflow run of the fake repository, as the runner sets up a container action:
     a workspace, the event file, the file commands, and the environment."""
 
-    def __init__(self, fake: FakeGitHub, root: Path, minute: int, event: str = "pull_request", **inputs: str):
+    def __init__(
+        self,
+        fake: FakeGitHub,
+        root: Path,
+        minute: int,
+        event: str = "pull_request",
+        run: Run | None = None,
+        job: str = "",
+        **inputs: str,
+    ):
         branch = "feature" if event == "pull_request" else "main"
         self.fake = fake
-        self.run: Run = fake.run(
+        self.run: Run = run or fake.run(
             head_branch=branch, event=event, created_at=START + timedelta(minutes=minute)
         )
-        self.home = root / f"job-{self.run.id}"
+        self.home = root / f"job-{self.run.id}{'-' + job if job else ''}"
         self.workspace = self.home / "workspace"
         self.workspace.mkdir(parents=True)
         self.output = self.home / "set_output"
@@ -88,7 +97,7 @@ class Job:
             "GITHUB_STEP_SUMMARY": str(self.summary),
             "GITHUB_RETENTION_DAYS": "90",
             "ACTIONS_RESULTS_URL": fake.results + "/",
-            "ACTIONS_RUNTIME_TOKEN": fake.runtime_token(self.run),
+            "ACTIONS_RUNTIME_TOKEN": fake.runtime_token(self.run, job),
             "ACTIONS_RUNTIME_URL": fake.results + "/runtime/",
         }
 

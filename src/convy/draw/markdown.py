@@ -45,15 +45,21 @@ URL = re.compile(r"https?://[^\s<>]{1,2000}")
 
 
 class Marker(Data, frozen=True, kw_only=True):
-    """The comment's hidden first line, `<!-- convy-action:<agent> -->`, by which the action finds the
-    agent's comment again: the name made safe for an HTML comment — letters, digits, `_`, `.` and
-    single `-` only (any other run of characters becomes `_`), at most 100 characters."""
+    """The comment's hidden first line, `<!-- convy-action:<agent> -->` (or, with a comment key,
+    `<!-- convy-action:<agent>:<key> -->`), by which the action finds the comment again: the agent
+    and the key made safe for an HTML comment — letters, digits, `_`, `.` and single `-` only (any
+    other run of characters becomes `_`), at most 100 characters each."""
 
     agent: str
+    key: str = ""
 
     def text(self) -> str:
-        name = DASHES.sub("-", UNSAFE_NAME.sub("_", self.agent))[:100] or "_"
-        return f"<!-- convy-action:{name} -->"
+        name = self.safe(self.agent) or "_"
+        keyed = f":{self.safe(self.key)}" if self.key else ""
+        return f"<!-- convy-action:{name}{keyed} -->"
+
+    def safe(self, text: str) -> str:
+        return DASHES.sub("-", UNSAFE_NAME.sub("_", text))[:100]
 
 
 class Links(Data, frozen=True, kw_only=True):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
@@ -52,6 +52,14 @@ DESCRIPTIONS: dict[str, str] = {
     "artifact-name": "the run folder's artifact (default: convy-<agent>)",
     "retention-days": "days the artifact is kept; 0 is the repository's setting",
     "comment": "post or update the PR comment",
+    "comment-key": (
+        "a key that keeps this job's comment and artifact apart from other jobs' (matrix legs): "
+        "the marker becomes <!-- convy-action:<agent>:<key> -->, the artifact convy-<agent>-<key>"
+    ),
+    "comment-when": (
+        "when to post a new comment: `always`, `changed` (the verdict is not pass or a scenario is "
+        "not unchanged) or `failed` (fail or inconclusive); an existing comment is always updated"
+    ),
     "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
     "dry-run": "play, compare and render, but upload and post nothing",
     "demo": "play the bundled example project against a built-in demo agent, without keys or network",
@@ -90,6 +98,8 @@ ACTION: tuple[str, ...] = (
     "artifact-name",
     "retention-days",
     "comment",
+    "comment-key",
+    "comment-when",
     "github-token",
     "dry-run",
     "demo",
@@ -133,6 +143,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     artifact_name: str = ""
     retention_days: Annotated[int, Meta(ge=0)] = 0
     comment: bool = True
+    comment_key: str = ""
+    comment_when: Literal["always", "changed", "failed"] = "always"
     github_token: str = ""
     dry_run: bool = False
     demo: bool = False
@@ -215,6 +227,8 @@ class Setting(msgspec.Struct, frozen=True):
         match self.field.type:
             case msgspec.inspect.BoolType():
                 return "true or false"
+            case msgspec.inspect.LiteralType(values=values):
+                return "one of " + ", ".join(str(value) for value in values)
             case msgspec.inspect.IntType(ge=ge, gt=gt, le=le, lt=lt):
                 return Bounds(ge, gt, le, lt).phrase("a whole number")
             case msgspec.inspect.FloatType(ge=ge, gt=gt, le=le, lt=lt):
