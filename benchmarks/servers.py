@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
+import ssl
 import sys
 import time
 
@@ -53,6 +55,7 @@ class Counts:
         self.late: list[float] = []
         self.body_waits: list[float] = []
         self.bad = 0
+        self.handshakes = 0
 
     def view(self) -> dict[str, object]:
         late = sorted(self.late)
@@ -61,6 +64,7 @@ class Counts:
             "kinds": self.kinds,
             "prompt_tokens": self.prompt_tokens,
             "connections": self.connections,
+            "handshakes": self.handshakes,
             "peak_in_flight": self.peak,
             "arrivals": self.arrivals,
             "late_ms": {
@@ -153,21 +157,27 @@ class Server:
     """One HTTP/1.1 server on loopback: `kind` is "models" or "agent"; each POST is answered
     `latency` seconds after its request was read in full."""
 
-    def __init__(self, kind: str, latency: float, counts: Counts, report: Report) -> None:
+    def __init__(
+        self, kind: str, latency: float, counts: Counts, report: Report, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.kind = kind
         self._latency = latency
         self._counts = counts
         self._report = report
+        self._tls = tls
         self._server: asyncio.Server | None = None
         self.open: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> str:
-        self._server = await asyncio.start_server(self.serve, "127.0.0.1", 0, backlog=1024)
+        self._server = await asyncio.start_server(self.serve, "127.0.0.1", 0, backlog=1024, ssl=self._tls)
         host, port = self._server.sockets[0].getsockname()[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self._tls else 'http'}://{host}:{port}"
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._counts.connections += 1
+        if writer.get_extra_info("ssl_object") is not None:
+            # asyncio hands over a TLS connection only once its handshake is done: one full handshake
+            self._counts.handshakes += 1
         self.open.add(writer)
         try:
             while True:
@@ -193,7 +203,7 @@ class Server:
                 if method == b"GET" and path == b"/stats":
                     status, payload = 200, msgspec.json.encode(self._report.view())
                 elif method == b"POST" and path.startswith(b"/reset"):
-                    self._report.reset()
+                    self._report.reset(msgspec.json.decode(body or b"{}").get("pid", 0))
                     status, payload = 200, b"{}"
                 elif method == b"POST":
                     status, payload = await self.answered(body, arrived)
@@ -225,6 +235,7 @@ class Server:
 
     async def answered(self, body: bytes, arrived: float) -> tuple[int, bytes]:
         counts = self._counts
+        self._report.arrived()
         counts.requests += 1
         counts.in_flight += 1
         counts.peak = max(counts.peak, counts.in_flight)
@@ -264,37 +275,67 @@ class Server:
 
 
 class Report:
-    """The counts of both servers, and the moment the process started (arrivals count from it)."""
+    """The counts of both servers, and the moment the process started (arrivals count from it).
+    When a reset names the process that will send the requests (`pid`), the CPU seconds it had
+    spent when its first request arrived are kept (`client_cpu_before_first`): its start-up."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.servers: dict[str, Counts] = {"models": Counts(), "agent": Counts()}
+        self.pid = 0
+        self.before_first: float | None = None
 
-    def reset(self) -> None:
+    def reset(self, pid: int = 0) -> None:
         for counts in self.servers.values():
             counts.__init__()
         self.started = time.monotonic()
+        self.pid = pid
+        self.before_first = None
+
+    def arrived(self) -> None:
+        """A request arrived: the first one since the reset reads its sender's CPU time so far."""
+        if self.pid and self.before_first is None:
+            self.before_first = ClientCpu(self.pid).seconds()
 
     def view(self) -> dict[str, object]:
         return {
             "cpu_seconds": time.process_time(),
             "started": self.started,
+            "client_cpu_before_first": self.before_first,
             **{name: counts.view() for name, counts in self.servers.items()},
         }
+
+
+class ClientCpu:
+    """The CPU seconds (user + system) a process has spent so far, from /proc (Linux)."""
+
+    TICKS = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+
+    def seconds(self) -> float | None:
+        try:
+            with open(f"/proc/{self._pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / self.TICKS
 
 
 class Servers:
     """Both servers in this process, until standard input closes."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, tls: ssl.SSLContext | None = None) -> None:
         self._latency = latency
+        self._tls = tls
 
     async def serve(self) -> None:
         report = Report()
         urls: dict[str, str] = {}
         servers: list[Server] = []
         for kind in ("models", "agent"):
-            servers.append(Server(kind, self._latency, report.servers[kind], report))
+            servers.append(Server(kind, self._latency, report.servers[kind], report, self._tls))
             urls[kind] = await servers[-1].start()
         sys.stdout.write(json.dumps(urls) + "\n")
         sys.stdout.flush()
@@ -307,5 +348,12 @@ class Servers:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="the benchmark's latency servers")
     parser.add_argument("--latency", type=float, default=0.1, help="seconds before each answer")
+    parser.add_argument(
+        "--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this certificate and its key"
+    )
     arguments = parser.parse_args()
-    asyncio.run(Servers(arguments.latency).serve())
+    context: ssl.SSLContext | None = None
+    if arguments.tls:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(*arguments.tls)
+    asyncio.run(Servers(arguments.latency, context).serve())
