@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from convy.store.runs import StoredRun
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
-GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict")
+GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
 
 
 class Command:

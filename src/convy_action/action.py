@@ -295,10 +295,14 @@ class Action:
                 self._log.line(f"convy: the comment is in {context.relative(comment)}")
         if context.step_summary and not JobSummary(Path(context.step_summary)).append(summary):
             self._log.warning("the job summary was cut to the runner's limit of 1 MiB")
-        for annotation in Annotations(reviewed.comparison, project.root, context.workspace).commands():
+        for annotation in Annotations(
+            reviewed.comparison, reviewed.decision, project.root, context.workspace
+        ).commands():
             self._log.command(annotation)
         decision = reviewed.decision
-        self._log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}")
+        cause = f"; commonest: {decision.cause}" if decision.cause else ""
+        with self._log.untrusted():
+            self._log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}{cause}")
         if context.output:
             StepOutputs(Path(context.output)).write(
                 Results(

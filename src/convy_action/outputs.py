@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 
 from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
+from convy.compare.gate import GateDecision
 from convy.compare.statistics import Rate, Unknown
 from convy.compare.summary import Summary
 
@@ -127,22 +128,34 @@ class Stopped(msgspec.Struct, frozen=True):
 
 
 class Annotations(msgspec.Struct, frozen=True):
-    """An error annotation per regressed scenario of `comparison`, on its scenario file (relative to
-    the repository) at the first failing claim's line. `project` is the project folder the scenario
-    files are relative to, `workspace` the repository's root."""
+    """An annotation per scenario that did worse than in the baseline, on its scenario file (relative
+    to the repository) at the first failing claim's line (DESIGN §13.2): `::error` only for the
+    scenarios under "Regressions" of a failed gate, `::notice` for the other regressed or lower ones.
+    `project` is the project folder the scenario files are relative to, `workspace` the repository's
+    root."""
 
     comparison: Comparison
+    decision: GateDecision
     project: Path
     workspace: Path
 
     def commands(self) -> tuple[Command, ...]:
-        return tuple(self.command(change) for change in self.comparison.regressions()[:MOST_ANNOTATIONS])
+        errors = self.decision.regressions(self.comparison) if self.decision.verdict == "fail" else ()
+        named = {change.name for change in errors}
+        notices = tuple(
+            change
+            for change in self.comparison.ordered()
+            if change.status in ("regressed", "lower") and change.name not in named
+        )
+        return tuple(self.command(change, "error") for change in errors[:MOST_ANNOTATIONS]) + tuple(
+            self.command(change, "notice") for change in notices[:MOST_ANNOTATIONS]
+        )
 
-    def command(self, change: ScenarioChange) -> Command:
+    def command(self, change: ScenarioChange, kind: str) -> Command:
         line = change.failing[0].line if change.failing and change.failing[0].line else change.line
         message = (
-            f"scenario {change.name} regressed: {change.now.held} of {change.now.judged} attempts held, "
-            f"{change.baseline.held} of {change.baseline.judged} in the baseline ({change.p.text()})"
+            f"scenario {change.name} {change.status}: {change.now.held} of {change.now.judged} attempts "
+            f"held, {change.baseline.held} of {change.baseline.judged} in the baseline ({change.p.text()})"
         )
         if change.failing:
             message += f". Failing claim: {change.failing[0].claim}"
@@ -151,8 +164,8 @@ class Annotations(msgspec.Struct, frozen=True):
             properties.append(("file", self.located(change.file)))
             if line:
                 properties.append(("line", str(line)))
-        properties.append(("title", f"convy: {change.name} regressed"))
-        return Command("error", message, tuple(properties))
+        properties.append(("title", f"convy: {change.name} {change.status}"))
+        return Command(kind, message, tuple(properties))
 
     def located(self, file: str) -> str:
         path = (self.project / file).resolve()

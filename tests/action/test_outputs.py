@@ -71,21 +71,34 @@ def test_stop_commands_use_a_fresh_token_that_ends_them() -> None:
     assert one.start == f"::stop-commands::{one.token}" and one.end == f"::{one.token}::"
 
 
-def test_a_regressed_scenario_is_annotated_on_its_file_and_failing_claim_line(tmp_path: Path) -> None:
+def test_a_regression_of_a_failed_gate_is_an_error_on_its_file_and_failing_claim_line(tmp_path: Path) -> None:
+    now = Summed.of(Runs(golden().parent).one(golden())).summary()
+    better = all_held(tmp_path / "better")
+    baseline = Summed.of(Runs(better.parent).one(better)).summary()
+    comparison = Compared(now, baseline, alpha=0.1).comparison()
+    decision = Gate(alpha=0.1).decision(comparison)
+    assert (decision.verdict, decision.rule) == ("fail", "max-drop")
+    workspace = tmp_path / "repo"
+    (annotation,) = Annotations(comparison, decision, workspace / "evals", workspace).commands()
+    text = annotation.text()
+    assert text.startswith(
+        "::error file=evals/scenarios/talk-to-human.yaml,line=8,title=convy%3A talk-to-human regressed"
+    )
+    assert "0 of 3 attempts held, 3 of 3 in the baseline (p = 0.05)" in text
+    assert "Failing claim: The agent offers to connect the user with a human." in text
+    outside = Annotations(comparison, decision, Path("/elsewhere/project"), workspace).commands()[0].text()
+    assert "file=scenarios/talk-to-human.yaml" in outside
+
+
+def test_a_drop_within_noise_under_a_passing_gate_is_only_a_notice(tmp_path: Path) -> None:
     now = Summed.of(Runs(golden().parent).one(golden())).summary()
     better = all_held(tmp_path / "better")
     baseline = Summed.of(Runs(better.parent).one(better)).summary()
     comparison = Compared(now, baseline).comparison()
-    workspace = tmp_path / "repo"
-    (annotation,) = Annotations(comparison, workspace / "evals", workspace).commands()
-    text = annotation.text()
-    assert text.startswith(
-        "::error file=evals/scenarios/talk-to-human.yaml,line=8,title=convy%3A talk-to-human"
-    )
-    assert "0 of 3 attempts held, 3 of 3 in the baseline (p = 0.05)" in text
-    assert "Failing claim: The agent offers to connect the user with a human." in text
-    outside = Annotations(comparison, Path("/elsewhere/project"), workspace).commands()[0].text()
-    assert "file=scenarios/talk-to-human.yaml" in outside
+    decision = Gate().decision(comparison)
+    assert decision.verdict == "pass" and comparison.scenarios[-1].status == "lower"
+    (annotation,) = Annotations(comparison, decision, tmp_path, tmp_path).commands()
+    assert annotation.text().startswith("::notice ") and "talk-to-human lower" in annotation.text()
 
 
 def test_results_give_rates_as_fractions_and_empty_for_what_is_missing(tmp_path: Path) -> None:

@@ -373,7 +373,7 @@ def test_the_comparison_page_lists_statuses_and_filters_them(browser: Chromium, 
     assert tab.value(SHOWN) == ["a", "new", "gone", "b"]
     assert tab.value("document.querySelector('.headline .verdict').textContent") == "pass"
     tab.value(
-        "(s => { s.value = 'regressed'; s.dispatchEvent(new Event('change')); })"
+        "(s => { s.value = 'lower'; s.dispatchEvent(new Event('change')); })"
         "(document.querySelector('#scenarios select'))"
     )
     assert tab.value(SHOWN) == ["a"]

@@ -103,7 +103,7 @@ def test_statuses_of_scenarios() -> None:
     status = {s.name: s.status for s in comparison.scenarios}
     assert status == {
         "a": "regressed",
-        "b": "improved",
+        "b": "higher",
         "c": "changed",
         "new": "new",
         "gone": "removed",

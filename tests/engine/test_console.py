@@ -17,7 +17,7 @@ def console(*args: object) -> str:
 
 
 def test_the_console_shows_the_verdict_the_pass_rates_and_the_regressions() -> None:
-    text = console(*A_DROP, Gate(min_pass_rate=0.95))
+    text = console(*A_DROP, Gate(min_pass_rate=0.95, alpha=0.25))
     first = text.splitlines()[0]
     assert first == "convy: FAIL · support"
     assert "Pass rate 77.8% (45.3–93.7%) now, 100.0% (70.1–100.0%) in the baseline" in text

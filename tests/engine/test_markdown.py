@@ -83,8 +83,9 @@ def run(
 def judged(
     now: Summary, baseline: Summary | NoBaseline, gate: Gate | None = None
 ) -> tuple[Comparison, GateDecision]:
-    comparison = Compared(now, baseline).comparison()
-    return comparison, (gate or Gate()).decision(comparison)
+    gate = gate or Gate()
+    comparison = Compared(now, baseline, gate.alpha).comparison()
+    return comparison, gate.decision(comparison)
 
 
 def comment(now: Summary, baseline: Summary | NoBaseline, gate: Gate | None = None, **options: object) -> str:
@@ -151,20 +152,20 @@ def test_the_first_line_is_the_marker_and_the_agent_name_cannot_break_it() -> No
 def test_the_tables_have_a_row_for_each_figure_regression_and_scenario() -> None:
     before = run(
         {
-            "refund": [True] * 3,
-            "address": [True] * 3,
-            "greet": [True] * 3,
-            "gone": [True] * 3,
-            "same": [True] * 3,
+            "refund": [True] * 5,
+            "address": [True] * 5,
+            "greet": [True] * 5,
+            "gone": [True] * 5,
+            "same": [True] * 5,
         }
     )
     now = run(
         {
-            "refund": [True, False, False],
-            "address": [False] * 3,
-            "greet": [True] * 3,
-            "new": [True] * 3,
-            "same": [True] * 3,
+            "refund": [True, False, False, False, False],
+            "address": [False] * 5,
+            "greet": [True] * 5,
+            "new": [True] * 5,
+            "same": [True] * 5,
         }
     )
     text = comment(now, before)
@@ -173,8 +174,8 @@ def test_the_tables_have_a_row_for_each_figure_regression_and_scenario() -> None
     assert (len(regressions), regressions[0]) == (1 + 2, 6)
     assert (len(every), every[0]) == (1 + 6, 5)
     assert "<details><summary>All 6 scenarios</summary>" in text and "### Regressions (2)" in text
-    assert "| refund " in text and "| 1/3 " in text and "| 3/3 " in text
-    assert "It never asked for the order number." in text and "(2 of 3 failed)" in text
+    assert "| refund " in text and "| 1/5 " in text and "| 5/5 " in text
+    assert "It never asked for the order number." in text and "(4 of 5 failed)" in text
     assert (
         text.index("| regressed ")
         < text.index("| new ")
@@ -185,8 +186,8 @@ def test_the_tables_have_a_row_for_each_figure_regression_and_scenario() -> None
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_hostile_agent_text_renders_inert(hostile: str) -> None:
-    now = run({hostile: [True, False, False], "other": [True] * 3}, claim=hostile, reason=hostile)
-    before = run({hostile: [True] * 3, "other": [True] * 3})
+    now = run({hostile: [False] * 5, "other": [True] * 5}, claim=hostile, reason=hostile)
+    before = run({hostile: [True] * 5, "other": [True] * 5})
     text = comment(now, before)
     assert_inert(text)
     assert len(text) < 65_536 and "@org" not in text and "\x1b" not in text
@@ -205,8 +206,8 @@ def test_hostile_failure_reasons_and_why_render_inert() -> None:
 
 def test_two_thousand_scenarios_with_long_reasons_stay_under_the_limit() -> None:
     names = [f"scenario-{i:04d}" for i in range(2000)]
-    before = run({n: [True] * 3 for n in names})
-    now = run({n: [True, False, False] for n in names}, reason="<b>" + "z" * 100_000, claim="c" * 100_000)
+    before = run({n: [True] * 5 for n in names})
+    now = run({n: [False] * 5 for n in names}, reason="<b>" + "z" * 100_000, claim="c" * 100_000)
     text = comment(now, before)
     assert len(text) < 65_536 and len(text.encode("utf-16-le")) // 2 < 65_536
     assert_inert(text)
@@ -221,8 +222,8 @@ def test_two_thousand_scenarios_with_long_reasons_stay_under_the_limit() -> None
 
 def test_many_scenarios_show_every_regression_and_as_many_others_as_fit() -> None:
     names = [f"scenario-with-a-rather-long-name-{i:04d}" for i in range(2000)]
-    before = run({n: [True] * 3 for n in names})
-    now = run({n: [False] * 3 if i < 5 else [True] * 3 for i, n in enumerate(names)})
+    before = run({n: [True] * 5 for n in names})
+    now = run({n: [False] * 5 if i < 5 else [True] * 5 for i, n in enumerate(names)})
     text = comment(now, before, limit=20_000)
     assert len(text) < 20_000
     _, regressions, every = tables(text)
@@ -308,7 +309,7 @@ def test_significance_is_stated_against_the_gates_alpha() -> None:
 
 def test_without_a_baseline_the_comment_says_so_and_gates_on_the_floor() -> None:
     now = run({"refund": [True, False, "http_500"], "greet": [True, True, None]})
-    text = comment(now, NoBaseline(why="no earlier run on main"), Gate(min_pass_rate=0.5))
+    text = comment(now, NoBaseline(why="no earlier run on main"), Gate(min_pass_rate=0.5, max_failed=0.5))
     assert "now; no baseline (no earlier run on main): the gate decided on the floor only." in text
     assert "**Decided by `floor-only`:**" in text
     key, failing, every = tables(text)

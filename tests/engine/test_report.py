@@ -262,7 +262,7 @@ def test_the_comparison_page_shows_statuses_regressions_first_and_deltas() -> No
         ("a", "regressed", "bad"),
         ("new", "new", "note"),
         ("gone", "removed", "note"),
-        ("b", "improved", "good"),
+        ("b", "higher", "plain"),
     ]
     assert rows[0]["cells"][4]["text"] == comparison.scenarios[0].p.text()
     tiles = {tile["label"]: tile for tile in view["tiles"]}

@@ -1,9 +1,12 @@
-"""Comparison: a run against its baseline — each scenario's status (regressed, improved, unchanged,
-new, removed, changed) with its Fisher p-value, whether the overall change is real by the exact
-stratified test over the scenarios common and unchanged in both, and the deltas of times and tokens."""
+"""Comparison: a run against its baseline — each scenario's status (DESIGN §13.2: regressed, lower,
+improved, higher, unchanged, new, removed, changed, not played) with its one-sided Fisher p-value,
+whether the overall change is real by the exact stratified test over the scenarios common, unchanged
+and judged in both, the drop over exactly those scenarios as an exact fraction of counts, and the
+deltas of times and tokens."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal
 
 import msgspec
@@ -12,9 +15,24 @@ from convy.compare.statistics import PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import FailingClaim, ScenarioSummary, Spread, Summary
 from convy.data import Data, Tagged
 
-Status = Literal["regressed", "improved", "unchanged", "new", "removed", "changed"]
-ORDER: dict[str, int] = {"regressed": 0, "changed": 1, "new": 2, "removed": 3, "improved": 4, "unchanged": 5}
-"""How the comment orders scenarios: regressions first."""
+Status = Literal[
+    "regressed", "lower", "changed", "new", "removed", "not played", "improved", "higher", "unchanged"
+]
+STATUSES: tuple[Status, ...] = (
+    "regressed",
+    "lower",
+    "changed",
+    "new",
+    "removed",
+    "not played",
+    "improved",
+    "higher",
+    "unchanged",
+)
+"""Every status, in the order the comment lists scenarios: regressions first. `regressed` and
+`improved`: the scenario's own one-sided Fisher p is below alpha; `lower` and `higher`: fewer (more) of
+its attempts held, not significantly; `not played`: left out of this run by `match` or a shard."""
+ORDER: dict[str, int] = {status: place for place, status in enumerate(STATUSES)}
 
 
 class NoBaseline(Tagged, frozen=True, kw_only=True, tag="no_baseline"):
@@ -55,14 +73,35 @@ class Comparison(Data, frozen=True, kw_only=True):
     baseline: Summary | NoBaseline
     scenarios: tuple[ScenarioChange, ...]
     common_now: Tally
+    """The attempts of the scenarios the test uses (common, unchanged, judged in both runs), now."""
     common_baseline: Tally
+    """The same scenarios' attempts in the baseline."""
     drop: float | None
+    """The baseline's pass rate minus today's over the scenarios the test uses; None when there are
+    none. For showing: the gate compares `exact_drop()`."""
     p_drop: PValue | Unknown
     p_gain: PValue | Unknown
     deltas: tuple[Delta, ...]
+    alpha: float = 0.05
+    """The level at which a scenario's own change counts as regressed or improved."""
+
+    def exact_drop(self) -> Fraction | None:
+        """The drop as an exact fraction of the counts, so a 5-point drop is exactly 1/20."""
+        now, before = self.common_now, self.common_baseline
+        if not now.judged or not before.judged:
+            return None
+        return Fraction(before.held, before.judged) - Fraction(now.held, now.judged)
 
     def regressions(self) -> tuple[ScenarioChange, ...]:
-        return tuple(s for s in self.scenarios if s.status == "regressed")
+        """The scenarios whose own drop is significant."""
+        return self.having("regressed")
+
+    def lower(self) -> tuple[ScenarioChange, ...]:
+        """The scenarios with fewer attempts holding than in the baseline, within noise."""
+        return self.having("lower")
+
+    def having(self, *statuses: Status) -> tuple[ScenarioChange, ...]:
+        return tuple(s for s in self.scenarios if s.status in statuses)
 
     def ordered(self) -> tuple[ScenarioChange, ...]:
         """The scenarios as the comment lists them: regressions first, then by status, each group in
@@ -79,6 +118,7 @@ class Compared(msgspec.Struct, frozen=True):
 
     now: Summary
     baseline: Summary | NoBaseline
+    alpha: float = 0.05
 
     def comparison(self) -> Comparison:
         match self.baseline:
@@ -102,6 +142,7 @@ class Compared(msgspec.Struct, frozen=True):
             p_drop=Unknown(),
             p_gain=Unknown(),
             deltas=self.deltas(None),
+            alpha=self.alpha,
         )
 
     def against(self, baseline: Summary) -> Comparison:
@@ -119,18 +160,24 @@ class Compared(msgspec.Struct, frozen=True):
                 tables.append(table)
                 changes.append(self.compared(scenario, old, table))
         now_names = {s.name for s in self.now.scenarios}
-        changes.extend(self.gone(s) for s in baseline.scenarios if s.name not in now_names)
-        common_now = Tally(held=sum(t.now.held for t in tables), judged=sum(t.now.judged for t in tables))
-        common_before = Tally(
-            held=sum(t.baseline.held for t in tables), judged=sum(t.baseline.judged for t in tables)
+        left_out = set(self.now.left_out)
+        changes.extend(
+            self.gone(s, "not played" if s.name in left_out else "removed")
+            for s in baseline.scenarios
+            if s.name not in now_names
         )
-        strata = Strata(tables=tuple(t for t in tables if t.now.judged and t.baseline.judged))
+        used = tuple(t for t in tables if t.now.judged and t.baseline.judged)
+        common_now = Tally(held=sum(t.now.held for t in used), judged=sum(t.now.judged for t in used))
+        common_before = Tally(
+            held=sum(t.baseline.held for t in used), judged=sum(t.baseline.judged for t in used)
+        )
+        strata = Strata(tables=used)
         drop: float | None = None
-        match (common_now.rate(), common_before.rate()):
-            case (Rate(value=now_value), Rate(value=before_value)):
-                drop = before_value - now_value
-            case _:
-                pass
+        if used:
+            exact = Fraction(common_before.held, common_before.judged) - Fraction(
+                common_now.held, common_now.judged
+            )
+            drop = float(exact)
         p_drop, p_gain = strata.tails()
         return Comparison(
             now=self.now,
@@ -142,17 +189,20 @@ class Compared(msgspec.Struct, frozen=True):
             p_drop=p_drop,
             p_gain=p_gain,
             deltas=self.deltas(baseline),
+            alpha=self.alpha,
         )
 
     def compared(self, now: ScenarioSummary, old: ScenarioSummary, table: Table) -> ScenarioChange:
         if not now.tally.judged or not old.tally.judged:
             return self.paired(now, old, "unchanged", Unknown())
-        share_now = now.tally.held / now.tally.judged
-        share_before = old.tally.held / old.tally.judged
+        share_now = Fraction(now.tally.held, now.tally.judged)
+        share_before = Fraction(old.tally.held, old.tally.judged)
         if share_now < share_before:
-            return self.paired(now, old, "regressed", table.drop())
+            p = table.drop()
+            return self.paired(now, old, "regressed" if p.below(self.alpha) else "lower", p)
         if share_now > share_before:
-            return self.paired(now, old, "improved", table.gain())
+            p = table.gain()
+            return self.paired(now, old, "improved" if p.below(self.alpha) else "higher", p)
         return self.paired(now, old, "unchanged", table.change())
 
     def paired(
@@ -186,10 +236,10 @@ class Compared(msgspec.Struct, frozen=True):
             line=now.line,
         )
 
-    def gone(self, old: ScenarioSummary) -> ScenarioChange:
+    def gone(self, old: ScenarioSummary, status: Status) -> ScenarioChange:
         return ScenarioChange(
             name=old.name,
-            status="removed",
+            status=status,
             now=Tally(held=0, judged=0),
             baseline=old.tally,
             now_rate=Unknown(),

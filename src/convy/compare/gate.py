@@ -1,137 +1,191 @@
-"""Gate: the comparison's verdict — pass, fail or inconclusive — with the rule that decided and the
-numbers behind it (DESIGN §7: inconclusive first, then the fail rules, else pass)."""
+"""Gate: the comparison's verdict — pass, fail or inconclusive — with the rule that decided, the
+numbers behind it and the commonest cause (DESIGN §13.2): inconclusive when nothing was judged or too
+many attempts have no verdict; fail when the agent failed too many attempts, when the pass rate is
+under the floor, or when the drop is more than allowed and significant; else pass.
+
+Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
+written as, so a drop of exactly 5 points is not "more than" max-drop 0.05."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal
 
 import msgspec
 
-from convy.compare.comparison import Comparison, NoBaseline
-from convy.compare.statistics import PValue, Rate, Share, Unknown
+from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
+from convy.compare.statistics import PValue
+from convy.compare.summary import Reason, Summary
 from convy.data import Data
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 
 EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 3}
 
+MESSAGE = 200
+"""Characters of a service's message quoted in the gate's cause."""
+
 
 class GateDecision(Data, frozen=True, kw_only=True):
-    """What the gate decided, the rule that decided it, and the sentence that explains it."""
+    """What the gate decided, the rule that decided it, the sentence that explains it, and the
+    commonest cause of what went wrong (a reason, its HTTP status and message; empty when none)."""
 
     verdict: Verdict
     rule: str
     explanation: str
     alpha: float = 0.05
     """The significance level the gate used: a change is significant when its p-value is below it."""
+    cause: str = ""
+    """The commonest reason attempts failed or got no verdict, with its status and message (one line)."""
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]
 
+    @property
+    def on_drop(self) -> bool:
+        """Whether the gate failed on the drop versus the baseline."""
+        return self.verdict == "fail" and self.rule == "max-drop"
+
+    def regressions(self, comparison: Comparison) -> tuple[ScenarioChange, ...]:
+        """The scenarios under "Regressions": the regressed ones, and when the gate failed on the drop
+        the lower ones too (together they make up the drop), in the comparison's order."""
+        if self.on_drop:
+            return tuple(s for s in comparison.ordered() if s.status in ("regressed", "lower"))
+        return tuple(s for s in comparison.ordered() if s.status == "regressed")
+
+    def within_noise(self, comparison: Comparison) -> tuple[ScenarioChange, ...]:
+        """The lower scenarios not under "Regressions": lower than the baseline, within noise."""
+        return () if self.on_drop else comparison.lower()
+
+
+class Cause(msgspec.Struct, frozen=True):
+    """The commonest of some reasons as one line: `http_400 ×12 (HTTP 400): Invalid model name`."""
+
+    reasons: tuple[Reason, ...]
+
+    def text(self) -> str:
+        if not self.reasons:
+            return ""
+        first = self.reasons[0]
+        status = f" (HTTP {first.status})" if first.status else ""
+        message = " ".join(first.message.split())
+        if len(message) > MESSAGE:
+            message = message[: MESSAGE - 1] + "…"
+        return f"{first.reason} ×{first.count}{status}" + (f": {message}" if message else "")
+
 
 class Gate(msgspec.Struct, frozen=True, kw_only=True):
-    """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict."""
+    """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict,
+    most attempts the agent failed."""
 
     min_pass_rate: float = 0.0
     max_drop: float = 0.05
     alpha: float = 0.05
     max_no_verdict: float = 0.2
+    max_failed: float = 0.1
+
+    def exact(self, value: float) -> Fraction:
+        """A setting as the decimal it was written as (0.05 is exactly 1/20)."""
+        return Fraction(repr(value))
+
+    def decided(self, verdict: Verdict, rule: str, explanation: str, cause: str = "") -> GateDecision:
+        return GateDecision(
+            verdict=verdict, rule=rule, explanation=explanation, alpha=self.alpha, cause=cause
+        )
 
     def decision(self, comparison: Comparison) -> GateDecision:
         now = comparison.now
-        match now.no_verdict_share:
-            case Share(value=share) if share > self.max_no_verdict:
-                unjudged = now.no_verdict_attempts
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="inconclusive",
-                    rule="max-no-verdict",
-                    explanation=(
-                        f"{unjudged} of {now.attempts} attempts ({share * 100:.1f}%) have no verdict, "
-                        f"more than max-no-verdict {self.max_no_verdict * 100:.1f}%"
-                    ),
-                )
-            case Unknown():
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="inconclusive",
-                    rule="no-attempts",
-                    explanation="the run has no attempts",
-                )
-            case _:
-                pass
-        match now.rate:
-            case Unknown():
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="inconclusive",
-                    rule="no-verdicts",
-                    explanation="no attempt was judged: the pass rate is unknown",
-                )
-            case Rate(value=value) if self.min_pass_rate > 0 and value < self.min_pass_rate:
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="fail",
-                    rule="min-pass-rate",
-                    explanation=(
-                        f"pass rate {now.rate.text()} is under min-pass-rate {self.min_pass_rate * 100:.1f}%"
-                    ),
-                )
-            case _:
-                pass
+        unjudged = Cause(now.no_verdict).text()
+        if not now.attempts:
+            return self.decided("inconclusive", "no-attempts", "the run has no attempts")
+        if not now.tally.judged:
+            return self.decided(
+                "inconclusive",
+                "no-verdicts",
+                f"none of the {now.attempts} attempts has a verdict: the pass rate is unknown",
+                unjudged,
+            )
+        if Fraction(now.no_verdict_attempts, now.attempts) > self.exact(self.max_no_verdict):
+            share = now.no_verdict_attempts / now.attempts
+            return self.decided(
+                "inconclusive",
+                "max-no-verdict",
+                f"{now.no_verdict_attempts} of {now.attempts} attempts ({share * 100:.1f}%) have no verdict, "
+                f"more than max-no-verdict {self.max_no_verdict * 100:.1f}%",
+                unjudged,
+            )
+        failed = Cause(now.failed).text()
+        if Fraction(now.failed_attempts, now.attempts) > self.exact(self.max_failed):
+            share = now.failed_attempts / now.attempts
+            return self.decided(
+                "fail",
+                "max-failed",
+                f"the agent failed {now.failed_attempts} of {now.attempts} attempts ({share * 100:.1f}%), "
+                f"more than max-failed {self.max_failed * 100:.1f}%",
+                failed,
+            )
+        if self.min_pass_rate > 0 and Fraction(now.tally.held, now.tally.judged) < self.exact(
+            self.min_pass_rate
+        ):
+            return self.decided(
+                "fail",
+                "min-pass-rate",
+                f"pass rate {now.rate.text()} is under min-pass-rate {self.min_pass_rate * 100:.1f}%",
+                failed or self.claims(now),
+            )
         return self.against_baseline(comparison)
+
+    def claims(self, now: Summary) -> str:
+        """The agent's commonest way of not holding, when it is failed claims."""
+        agent = next((p for p in now.parties if p.party == "agent"), None)
+        if agent is None:
+            return ""
+        return Cause((Reason(reason=agent.reason, count=agent.count, message=agent.message),)).text()
 
     def against_baseline(self, comparison: Comparison) -> GateDecision:
         match comparison.baseline:
             case NoBaseline(why=why):
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="pass",
-                    rule="floor-only",
-                    explanation=f"{why}: gated on the floor only; pass rate {comparison.now.rate.text()}",
+                return self.decided(
+                    "pass",
+                    "floor-only",
+                    f"{why}: gated on the floor only; pass rate {comparison.now.rate.text()}",
                 )
             case _:
                 pass
-        drop = comparison.drop
+        drop = comparison.exact_drop()
         p = comparison.p_drop
         if drop is None:
-            return GateDecision(
-                alpha=self.alpha,
-                verdict="pass",
-                rule="nothing-comparable",
-                explanation="no scenario is common and unchanged with judged attempts in both runs",
+            return self.decided(
+                "pass",
+                "nothing-comparable",
+                "no scenario is common and unchanged with judged attempts in both runs",
             )
-        shown = f"{drop * 100:.1f} points" if drop >= 0 else f"a gain of {-drop * 100:.1f} points"
+        shown = (
+            f"{float(drop) * 100:.1f} points" if drop >= 0 else f"a gain of {float(-drop) * 100:.1f} points"
+        )
+        more = drop > self.exact(self.max_drop)
         match p:
-            case PValue(value=value) if drop > self.max_drop and value < self.alpha:
-                return GateDecision(
-                    alpha=self.alpha,
-                    verdict="fail",
-                    rule="max-drop",
-                    explanation=(
-                        f"the pass rate dropped {shown} versus the baseline, more than max-drop "
-                        f"{self.max_drop * 100:.1f} points, and the drop is significant "
-                        f"({p.text()} < alpha {self.alpha})"
-                    ),
+            case PValue(value=value) if more and value < self.alpha:
+                return self.decided(
+                    "fail",
+                    "max-drop",
+                    f"the pass rate dropped {shown} versus the baseline, more than max-drop "
+                    f"{self.max_drop * 100:.1f} points, and the drop is significant "
+                    f"({p.text()} < alpha {self.alpha:g})",
+                    self.claims(comparison.now),
                 )
             case _:
                 pass
-        if drop > self.max_drop:
-            return GateDecision(
-                alpha=self.alpha,
-                verdict="pass",
-                rule="not-significant",
-                explanation=(
-                    f"the pass rate dropped {shown}, more than max-drop {self.max_drop * 100:.1f} points, "
-                    f"but the drop is not significant ({p.text()}, alpha {self.alpha})"
-                ),
+        if more:
+            return self.decided(
+                "pass",
+                "not-significant",
+                f"the pass rate dropped {shown}, more than max-drop {self.max_drop * 100:.1f} points, "
+                f"but the drop is not significant ({p.text()}, alpha {self.alpha:g})",
             )
-        return GateDecision(
-            alpha=self.alpha,
-            verdict="pass",
-            rule="within-max-drop",
-            explanation=(
-                f"change versus the baseline: {shown}, within max-drop {self.max_drop * 100:.1f} points"
-            ),
+        return self.decided(
+            "pass",
+            "within-max-drop",
+            f"change versus the baseline: {shown}, within max-drop {self.max_drop * 100:.1f} points",
         )

@@ -31,10 +31,42 @@ class Spread(Data, frozen=True, kw_only=True):
 
 
 class Reason(Data, frozen=True, kw_only=True):
-    """How many attempts ended for one reason."""
+    """How many attempts ended for one reason, with the commonest HTTP status and message among them
+    (the service's own words where it gave some, else convy's detail; empty when there is none)."""
 
     reason: str
     count: int
+    status: int = 0
+    message: str = ""
+
+
+PARTIES: tuple[str, ...] = ("agent", "user model", "judge", "busy", "convy")
+"""Whose an attempt that did not hold is, in the order the comment lists them (DESIGN §13.2):
+the agent (claims failed, or it failed), the simulated user's model, the judge, a service busy
+beyond patience; `convy` for convy's own bug in one attempt."""
+
+NO_VERDICT_PARTIES: dict[str, str] = {
+    "user_timeout": "user model",
+    "user_failure": "user model",
+    "judge_timeout": "judge",
+    "judge_failure": "judge",
+    "judge_unreadable": "judge",
+    "agent_busy": "busy",
+    "model_busy": "busy",
+    "internal_error": "convy",
+}
+"""The party of each no-verdict reason that names its role; `model_failure` (older folders) and
+`context_exceeded` say theirs by the start of their detail (`user: `, `judge: `)."""
+
+
+class Party(Data, frozen=True, kw_only=True):
+    """The attempts that did not hold by one party's doing: how many, the commonest reason among
+    them, and its commonest message (for the agent's failed claims: the judge's first reason)."""
+
+    party: str
+    count: int
+    reason: str
+    message: str = ""
 
 
 class FailingClaim(Data, frozen=True, kw_only=True):
@@ -102,6 +134,14 @@ class Summary(Data, frozen=True, kw_only=True):
     pass_k: Share | Unknown = Unknown()
     """The mean over the scenarios of their pass^k (k = repeat), as tau-bench reports it; scenarios
     with fewer than k judged attempts are left out, and with none left it is unknown."""
+    parties: tuple[Party, ...] = ()
+    """Whose each attempt that did not hold is, in the order of PARTIES (parties with none left out)."""
+    left_out: tuple[str, ...] = ()
+    """Scenarios of the project the run did not play (left out by `match` or a shard)."""
+    stopped: str = ""
+    """Why the run stopped early (fail-fast), empty when it did not."""
+    agent_version: str = ""
+    """The build of the agent that answered, as agent-version-url reported it (empty: unknown)."""
 
 
 class Figures(msgspec.Struct):
@@ -200,12 +240,95 @@ class ScenarioCount(msgspec.Struct):
         )
 
 
+class Said(msgspec.Struct):
+    """The reasons of one kind of ending, with the statuses and messages seen for each, counted."""
+
+    reasons: Counter[str] = msgspec.field(default_factory=Counter)
+    statuses: dict[str, Counter[int]] = msgspec.field(default_factory=dict)
+    messages: dict[str, Counter[str]] = msgspec.field(default_factory=dict)
+
+    def add(self, reason: str, status: int = 0, message: str = "") -> None:
+        self.reasons[reason] += 1
+        self.statuses.setdefault(reason, Counter())[status] += 1
+        if message:
+            self.messages.setdefault(reason, Counter())[message] += 1
+
+    def counted(self) -> tuple[Reason, ...]:
+        return tuple(
+            Reason(
+                reason=reason,
+                count=count,
+                status=self.statuses[reason].most_common(1)[0][0],
+                message=self.message(reason),
+            )
+            for reason, count in self.reasons.most_common()
+        )
+
+    def message(self, reason: str) -> str:
+        messages = self.messages.get(reason)
+        return messages.most_common(1)[0][0] if messages else ""
+
+
+class Blame(msgspec.Struct):
+    """Whose each attempt that did not hold is, counted while the attempts stream past."""
+
+    parties: dict[str, Said] = msgspec.field(default_factory=dict)
+
+    def add(self, decision: Verdict | Failed | NoVerdict) -> None:
+        match decision:
+            case Verdict(holds=True):
+                return
+            case Verdict(claims=claims):
+                reason = next((c.reason for c in claims if not c.passed), "")
+                self.said("agent").add("claims_failed", 0, reason)
+            case Failed(reason=reason, status=status, message=message, detail=detail):
+                self.said("agent").add(reason, status, message or detail)
+            case NoVerdict(reason=reason, status=status, message=message, detail=detail):
+                self.said(self.party(reason, detail)).add(reason, status, message or self.bare(detail))
+
+    def party(self, reason: str, detail: str) -> str:
+        known = NO_VERDICT_PARTIES.get(reason)
+        if known is not None:
+            return known
+        if detail.startswith("user: "):
+            return "user model"
+        return "judge"
+
+    def bare(self, detail: str) -> str:
+        """A detail without the role it starts with (the party says it)."""
+        for role in ("user: ", "judge: "):
+            if detail.startswith(role):
+                return detail[len(role) :]
+        return detail
+
+    def said(self, party: str) -> Said:
+        return self.parties.setdefault(party, Said())
+
+    def counted(self) -> tuple[Party, ...]:
+        found: list[Party] = []
+        for party in PARTIES:
+            said = self.parties.get(party)
+            if said is None:
+                continue
+            reason, _ = said.reasons.most_common(1)[0]
+            found.append(
+                Party(
+                    party=party,
+                    count=sum(said.reasons.values()),
+                    reason=reason,
+                    message=said.message(reason),
+                )
+            )
+        return tuple(found)
+
+
 class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
     scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
-    failed: Counter[str] = msgspec.field(default_factory=Counter)
-    unjudged: Counter[str] = msgspec.field(default_factory=Counter)
+    failed: Said = msgspec.field(default_factory=Said)
+    unjudged: Said = msgspec.field(default_factory=Said)
+    blame: Blame = msgspec.field(default_factory=Blame)
     attempt_seconds: Figures = msgspec.field(default_factory=Figures)
     turn_seconds: Figures = msgspec.field(default_factory=Figures)
     turns: Figures = msgspec.field(default_factory=Figures)
@@ -217,12 +340,13 @@ class Summing(msgspec.Struct):
     def add(self, outcome: Outcome) -> None:
         self.scenarios.setdefault(outcome.scenario, ScenarioCount()).add(outcome)
         match outcome.decision:
-            case Failed(reason=reason):
-                self.failed[reason] += 1
-            case NoVerdict(reason=reason):
-                self.unjudged[reason] += 1
+            case Failed(reason=reason, status=status, message=message, detail=detail):
+                self.failed.add(reason, status, message or detail)
+            case NoVerdict(reason=reason, status=status, message=message, detail=detail):
+                self.unjudged.add(reason, status, message or self.blame.bare(detail))
             case Verdict():
                 pass
+        self.blame.add(outcome.decision)
         self.attempt_seconds.add(outcome.seconds)
         self.turns.add(float(len(outcome.turns)))
         for turn in outcome.turns:
@@ -294,8 +418,8 @@ class Summed(msgspec.Struct, frozen=True):
             expected=len(spec.scenarios) * spec.repeat,
             tally=tally,
             rate=tally.rate(),
-            failed=tuple(Reason(reason=r, count=c) for r, c in summing.failed.most_common()),
-            no_verdict=tuple(Reason(reason=r, count=c) for r, c in summing.unjudged.most_common()),
+            failed=summing.failed.counted(),
+            no_verdict=summing.unjudged.counted(),
             no_verdict_share=Share(value=unjudged / attempts) if attempts else Unknown(),
             scenarios=scenarios,
             attempt_seconds=summing.attempt_seconds.spread(),
@@ -312,4 +436,8 @@ class Summed(msgspec.Struct, frozen=True):
             failed_attempts=sum(s.failed for s in scenarios),
             no_verdict_attempts=unjudged,
             pass_k=Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown(),
+            parties=summing.blame.counted(),
+            left_out=spec.left_out,
+            stopped=self.file.reason if self.file.status == "stopped" else "",
+            agent_version=self.file.agent_version,
         )

@@ -45,6 +45,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+    """Connections waiting to be accepted: socketserver's 5 drops some when 64 conversations start at
+    once, and the agent's failures now fail the gate (max-failed)."""
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client that hung up mid-answer is no concern of the server's; stay quiet."""

@@ -164,7 +164,10 @@ class Figures(msgspec.Struct, frozen=True):
         return self.cells.cell(self.comparison.now.agent, AGENT)
 
     def explanation(self) -> str:
-        return self.cells.cell(self.decision.explanation, EXPLANATION)
+        """The gate's sentence, with the commonest cause of what went wrong when there is one."""
+        cause = self.decision.cause
+        text = self.decision.explanation + (f"; commonest: {cause}" if cause else "")
+        return self.cells.cell(text, EXPLANATION)
 
     def points(self) -> str:
         """The change of pass rate over the scenarios common and unchanged in both runs, in points."""
@@ -298,7 +301,7 @@ class Figures(msgspec.Struct, frozen=True):
                 headers: tuple[str, ...] = ("scenario", "passes", "failed claim", "judge's reason")
                 noun = "scenarios"
             case Summary():
-                for s in comparison.regressions():
+                for s in self.decision.regressions(comparison):
                     first = (
                         self.cells.cell(s.name, NAME),
                         f"{s.now.held}/{s.now.judged}",

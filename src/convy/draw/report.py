@@ -14,7 +14,7 @@ from pathlib import PurePath
 import msgspec
 from markdown_it import MarkdownIt
 
-from convy.compare.comparison import Comparison, Delta, NoBaseline, ScenarioChange
+from convy.compare.comparison import STATUSES, Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
 from convy.compare.summary import ScenarioSummary, Summary
 from convy.draw.amount import Amount
@@ -41,14 +41,22 @@ from convy.play.outcome import Outcome, Verdict
 
 CHANGE_TONES: dict[str, Tone] = {
     "regressed": "bad",
+    "lower": "warn",
     "improved": "good",
+    "higher": "plain",
     "changed": "note",
     "new": "note",
     "removed": "note",
+    "not played": "plain",
     "unchanged": "plain",
 }
-RUN_TONES: dict[str, Tone] = {"finished": "plain", "running": "note", "interrupted": "warn"}
-CHANGES = ("regressed", "changed", "new", "removed", "improved", "unchanged")
+RUN_TONES: dict[str, Tone] = {
+    "finished": "plain",
+    "running": "note",
+    "interrupted": "warn",
+    "stopped": "warn",
+}
+CHANGES = STATUSES
 RESULTS = (
     Choice(value="failing", label="failing"),
     Choice(value="flaky", label="flaky"),

@@ -41,6 +41,8 @@ DESCRIPTIONS: dict[str, str] = {
     "max-drop": "largest allowed drop of the pass rate versus the baseline (0..1)",
     "alpha": "a drop counts only when significant at this level (between 0 and 1)",
     "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
+    "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
+    "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
     "results": "where run folders go, relative to the project",
     "max-turns": "most agent answers in one attempt; a scenario's own max_turns wins",
     "turn-timeout": "seconds for opening a conversation, each turn, and closing it",
@@ -85,6 +87,8 @@ ENGINE: tuple[str, ...] = (
     "max-drop",
     "alpha",
     "max-no-verdict",
+    "max-failed",
+    "fail-fast",
     "results",
     "max-turns",
     "turn-timeout",
@@ -132,6 +136,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     max_drop: Annotated[float, Meta(ge=0, le=1)] = 0.05
     alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
     max_no_verdict: Annotated[float, Meta(ge=0, le=1)] = 0.2
+    max_failed: Annotated[float, Meta(ge=0, le=1)] = 0.1
+    fail_fast: bool = True
     results: str = "results"
     max_turns: Annotated[int, Meta(ge=1)] = 8
     turn_timeout: Annotated[float, Meta(gt=0)] = 120.0

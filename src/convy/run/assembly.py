@@ -76,7 +76,18 @@ class Project(msgspec.Struct, frozen=True):
 
     def declarations(self) -> tuple[Declaration, ...]:
         """The scenarios the run plays, in declaration order."""
-        return self.settings.matching().chosen(Scenarios(self.root, self.settings.scenarios).all())
+        return self.settings.matching().chosen(self.every())
+
+    def every(self) -> tuple[Declaration, ...]:
+        """Every scenario of the project, played or not."""
+        return Scenarios(self.root, self.settings.scenarios).all()
+
+    def left_out(self, played: tuple[Declaration, ...]) -> tuple[str, ...]:
+        """The names of the project's scenarios that `match` leaves out of the run."""
+        if not self.settings.matching().globs:
+            return ()
+        names = {d.scenario.name for d in played}
+        return tuple(d.scenario.name for d in self.every() if d.scenario.name not in names)
 
     def agent_files(self) -> dict[str, Path]:
         folder = self.root / "agents"

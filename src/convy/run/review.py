@@ -73,6 +73,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             max_drop=settings.max_drop,
             alpha=settings.alpha,
             max_no_verdict=settings.max_no_verdict,
+            max_failed=settings.max_failed,
         )
         return cls(run=run, baseline=baseline, gate=gate)
 
@@ -83,5 +84,5 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
                 before = none
             case StoredRun() as stored:
                 before = Summed.of(stored).summary()
-        comparison = Compared(Summed.of(self.run).summary(), before).comparison()
+        comparison = Compared(Summed.of(self.run).summary(), before, self.gate.alpha).comparison()
         return Reviewed(run=self.run, comparison=comparison, decision=self.gate.decision(comparison))

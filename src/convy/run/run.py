@@ -55,6 +55,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         models: Models,
         limits: Limits,
         provenance: Provenance,
+        left_out: tuple[str, ...] = (),
     ) -> Run:
         entries = tuple(
             ScenarioEntry(
@@ -74,6 +75,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             judge_model=models.judge.name,
             limits=limits,
             provenance=provenance,
+            left_out=left_out,
         )
         return cls(journal=RunJournal(folder), spec=spec, scenarios=tuple(d.scenario for d in declarations))
 

@@ -26,6 +26,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     agent: Agent
     folder: Path
     recorded: RunFile | None = None
+    left_out: tuple[str, ...] = ()
 
     def limits(self) -> Limits:
         settings = self.project.settings
@@ -45,7 +46,14 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         async with clients.client() as client:
             models = self.project.models(client)
             run = Run.planned(
-                self.folder, self.name, self.declarations, settings.repeat, models, self.limits(), provenance
+                self.folder,
+                self.name,
+                self.declarations,
+                settings.repeat,
+                models,
+                self.limits(),
+                provenance,
+                self.left_out,
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
@@ -71,6 +79,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             except NewerFormat as error:
                 raise ConfigurationError(str(self.resume), str(error)) from None
         declarations = self.project.declarations()
+        left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
         agent = self.project.agent()
         folder = self.resume or self.project.results / name / RunId.new().text
@@ -81,4 +90,5 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             agent=agent,
             folder=folder,
             recorded=recorded,
+            left_out=left_out,
         )

@@ -19,7 +19,7 @@ from convy.play.outcome import STAMP, Outcome
 FORMAT = 1
 """The run folder format this code writes; a newer one is refused, an older one converted."""
 
-Status = Literal["running", "finished", "interrupted"]
+Status = Literal["running", "finished", "interrupted", "stopped"]
 
 
 class Provenance(Data, frozen=True, kw_only=True):
@@ -63,6 +63,9 @@ class RunSpec(Data, frozen=True, kw_only=True):
     judge_model: str = ""
     limits: Limits = Limits()
     provenance: Provenance = Provenance()
+    left_out: tuple[str, ...] = ()
+    """The project's scenarios this run does not play (left out by `match`): "not played" in a
+    comparison, never "removed"."""
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""
@@ -78,6 +81,9 @@ class RunFile(Data, frozen=True, kw_only=True):
     started: str
     ended: str = ""
     reason: str = ""
+    """Why the run is interrupted (the exception's name) or stopped (fail-fast's cause)."""
+    agent_version: str = ""
+    """The agent's build as agent-version-url reported it before playing (empty: not asked)."""
 
 
 class Header(msgspec.Struct, frozen=True):
@@ -107,6 +113,8 @@ class Appended:
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self._encoder = msgspec.json.Encoder()
+        self.stopped = ""
+        """Why the run stopped early; set before the play ends, it makes run.json `stopped`."""
 
     def record(self, outcome: Outcome) -> None:
         self._stream.write(self._encoder.encode(outcome) + b"\n")
@@ -191,20 +199,26 @@ class RunJournal:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
     @contextlib.contextmanager
-    def play(self, spec: RunSpec) -> Iterator[Appended]:
-        """Hold the folder while it plays: run.json `running`, then `finished`; `interrupted` on
-        Ctrl+C, SIGTERM or any error, which is re-raised. An existing run keeps its start."""
+    def play(self, spec: RunSpec, agent_version: str = "") -> Iterator[Appended]:
+        """Hold the folder while it plays: run.json `running`, then `finished` (`stopped` with its
+        cause when the Appended was stopped); `interrupted` on Ctrl+C, SIGTERM or any error, which is
+        re-raised. An existing run keeps its start, and its agent version unless a new one is given."""
         with self._locked():
+            earlier = self.header() if self.run_file.exists() else None
             started = (
-                self.header().started
-                if self.run_file.exists()
+                earlier.started
+                if earlier is not None
                 else datetime.datetime.now(datetime.UTC).strftime(STAMP)
             )
-            self._write(RunFile(format=FORMAT, spec=spec, status="running", started=started))
+            version = agent_version or (earlier.agent_version if earlier is not None else "")
+            self._write(
+                RunFile(format=FORMAT, spec=spec, status="running", started=started, agent_version=version)
+            )
             self._mend()
             try:
                 with self.attempts.open("ab") as stream:
-                    yield Appended(stream)
+                    appended = Appended(stream)
+                    yield appended
             except BaseException as error:
                 self._write(
                     RunFile(
@@ -214,6 +228,7 @@ class RunJournal:
                         started=started,
                         ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
                         reason=type(error).__name__,
+                        agent_version=version,
                     )
                 )
                 raise
@@ -221,8 +236,10 @@ class RunJournal:
                 RunFile(
                     format=FORMAT,
                     spec=spec,
-                    status="finished",
+                    status="stopped" if appended.stopped else "finished",
                     started=started,
                     ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
+                    reason=appended.stopped,
+                    agent_version=version,
                 )
             )
