@@ -74,7 +74,11 @@ def test_init_writes_a_starter_project_and_never_overwrites(tmp_path: Path) -> N
         str(p.relative_to(tmp_path / "starter")) for p in (tmp_path / "starter").rglob("*") if p.is_file()
     }
     assert {"agents/example.yaml", ".github/workflows/convy.yml"} <= written
-    assert len([w for w in written if w.startswith("scenarios/")]) == 2
+    assert len([w for w in written if w.startswith("scenarios/")]) == 3
+    from convy.project.scenarios import Scenarios
+
+    scripted = [d.scenario for d in Scenarios(tmp_path / "starter").all() if d.scenario.turns]
+    assert len(scripted) == 1 and scripted[0].checks and not scripted[0].user, "one scripted scenario"
     again = convy("init", "starter", cwd=tmp_path)
     assert again.returncode == 2 and "never overwrites" in again.stderr
 

@@ -1,5 +1,6 @@
-"""Attempt: one play of a scenario — the simulated user talks with the agent, then the judge
-decides — and the Outcome it leaves, whatever fails on the way."""
+"""Attempt: one play of a scenario — the simulated user (or the scenario's script) talks with the
+agent, then the judge decides the claims and the checks are made — and the Outcome it leaves,
+whatever fails on the way."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import msgspec
 
 from convy.play.agent import Agent, AgentFailure, Usage
 from convy.play.busy import GaveUp
+from convy.play.checks import Inspection
 from convy.play.dialog import Finished, Judge, Said, SimulatedUser
 from convy.play.model import Model, ModelFailure
-from convy.play.outcome import STAMP, Decision, Failed, NoVerdict, Outcome, Turn
+from convy.play.outcome import STAMP, ClaimResult, Decision, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.project.scenario import Scenario
 
 
@@ -62,9 +64,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         judged = Spent()
         if decision is None:
             try:
-                decided = await judge.decide(self.scenario.claims, tuple(turns))
-                decision = decided.verdict
-                judged.add(decided.usage)
+                decision = await self.verdict(judge, tuple(turns), judged)
             except ModelFailure as error:
                 decision = NoVerdict(reason="model_failure", detail=f"judge: {error}")
         return Outcome(
@@ -79,6 +79,17 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             user_usage=spent.usage(),
             started=started,
         )
+
+    async def verdict(self, judge: Judge, turns: tuple[Turn, ...], judged: Spent) -> Verdict:
+        """The judge's decisions on the claims (no request when there are none), then the checks'
+        results; the attempt holds when every one passes."""
+        claims: tuple[ClaimResult, ...] = ()
+        if self.scenario.claims:
+            decided = await judge.decide(self.scenario.claims, turns)
+            judged.add(decided.usage)
+            claims = decided.verdict.claims
+        results = (*claims, *Inspection(turns).results(self.scenario.checks))
+        return Verdict(holds=all(result.passed for result in results), claims=results)
 
     async def _dialogue(
         self, agent: Agent, user: SimulatedUser, turns: list[Turn], spent: Spent

@@ -58,10 +58,14 @@ class SimulatedUser(msgspec.Struct, frozen=True):
 
     async def next(self, turns: tuple[Turn, ...]) -> Said | Finished:
         """The user's move after `turns`: its next message (trimmed), or Finished when the model's
-        reply is exactly FINISHED. Before any turn, a scenario's opening is said without asking the
-        model. An empty reply is a ModelFailure; the model's own errors come out as they are."""
-        if not turns and self.scenario.opening:
-            return Said(text=self.scenario.opening)
+        reply is exactly FINISHED. The scenario's scripted turns (or its opening) are said first
+        without asking the model; after them, a scenario without a brief is Finished. An empty reply
+        is a ModelFailure; the model's own errors come out as they are."""
+        script = self.scenario.script
+        if len(turns) < len(script):
+            return Said(text=script[len(turns)])
+        if not self.scenario.simulated:
+            return Finished()
         reply = await self.model.reply(self.messages(turns))
         text = reply.text.strip()
         if not text:

@@ -12,12 +12,13 @@ import yaml
 from yaml.reader import ReaderError
 
 from convy.errors import ConfigurationError
-from convy.project.scenario import Graded, Scenario
+from convy.project.scenario import Check, Graded, Scenario
 
 
 class Declaration(msgspec.Struct, frozen=True, kw_only=True):
     """A scenario and where it is declared: its file (relative to the project, with `/`), the line
-    its mapping starts on and the line of each of its claims (1-based), for errors and annotations."""
+    its mapping starts on and the line of each of its claims, then of each of its checks (1-based),
+    for errors and annotations."""
 
     scenario: Scenario
     file: str
@@ -136,7 +137,9 @@ class Document(msgspec.Struct, frozen=True):
                 file=self.file,
                 line=lines.line(path),
                 claim_lines=tuple(
-                    lines.line(f"{path}.claims[{index}]") for index in range(len(scenario.claims))
+                    lines.line(f"{path}.{key}[{index}]")
+                    for key, count in (("claims", len(scenario.claims)), ("checks", len(scenario.checks)))
+                    for index in range(count)
                 ),
             )
             for scenario, path in zip(scenarios, lines.items(), strict=True)
@@ -196,7 +199,9 @@ class Document(msgspec.Struct, frozen=True):
         path = at.removesuffix("`") or "$"
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", text)
         if unknown is not None:
-            kind = Graded if ".claims[" in path else Scenario
+            kind: type[msgspec.Struct] = (
+                Graded if ".claims[" in path else Check if ".checks[" in path else Scenario
+            )
             known = ", ".join(field.encode_name for field in msgspec.structs.fields(kind))
             return ConfigurationError(
                 f"{self.file}:{lines.line(f'{path}.{unknown.group(1)}')}",

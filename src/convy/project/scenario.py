@@ -1,4 +1,4 @@
-"""Scenario (read from YAML) and its Graded claims.
+"""Scenario (read from YAML), its Graded claims and its Checks.
 
 A check's message starts with the key it is about in backticks (`claims`, `claims[2]`, `grades`):
 the file's reader (convy.project.document) points the error at that key's line."""
@@ -6,6 +6,8 @@ the file's reader (convy.project.document) points the error at that key's line."
 from __future__ import annotations
 
 import hashlib
+import re
+from typing import Literal
 
 import msgspec
 
@@ -30,35 +32,130 @@ class Graded(Declared, frozen=True, kw_only=True):
 Claim = str | Graded
 
 
+class Check(Declared, frozen=True, kw_only=True):
+    """A deterministic check of the agent's answers, decided without a model: exactly one of
+    `contains` (an answer holds this text), `not_contains` (no answer holds it), `matches` (a
+    regular expression found in an answer, Python's `re.search`) or `tool` (a step calling the tool
+    of that name); `in: last` looks at the last answer (or turn's steps) only, `in: any` (the
+    default) at every one."""
+
+    contains: str = ""
+    not_contains: str = ""
+    matches: str = ""
+    tool: str = ""
+    within: Literal["any", "last"] = msgspec.field(default="any", name="in")
+
+    def __post_init__(self) -> None:
+        given = [key for key in ("contains", "not_contains", "matches", "tool") if getattr(self, key)]
+        if len(given) != 1:
+            raise ValueError(
+                "`checks` item needs exactly one of `contains`, `not_contains`, `matches`, `tool`"
+                + (f" (it has {', '.join(given)})" if given else "")
+            )
+        if self.matches:
+            try:
+                re.compile(self.matches)
+            except re.error as error:
+                raise ValueError(f"`matches` is not a valid regular expression: {error}") from None
+
+    @property
+    def kind(self) -> str:
+        """The check's key: `contains`, `not_contains`, `matches` or `tool`."""
+        for key in ("contains", "not_contains", "matches", "tool"):
+            if getattr(self, key):
+                return key
+        return "contains"
+
+    @property
+    def value(self) -> str:
+        """The text, expression or tool name the check looks for."""
+        return str(getattr(self, self.kind))
+
+    def text(self) -> str:
+        """The check as the report lists it beside the claims: `contains "refund" (last answer)`."""
+        where = " (last answer)" if self.within == "last" else ""
+        match self.kind:
+            case "matches":
+                return f"matches /{self.matches}/{where}"
+            case "tool":
+                return f"calls tool {self.tool}{' (last turn)' if self.within == 'last' else ''}"
+            case "not_contains":
+                return f"does not contain {self.not_contains!r}{where}"
+            case _:
+                return f"contains {self.contains!r}{where}"
+
+
 class Scenario(Declared, frozen=True, kw_only=True):
-    """One scenario: the simulated user's brief, an optional opening, the claims to judge."""
+    """One scenario: the simulated user's brief and an optional opening or script of user turns,
+    then the claims to judge and the checks to make. Without a brief, the script alone is the
+    dialogue (no user model is asked)."""
 
     name: str = ""
-    user: str
-    claims: tuple[Claim, ...]
+    user: str = ""
+    claims: tuple[Claim, ...] = ()
+    checks: tuple[Check, ...] = ()
     opening: str = ""
+    turns: tuple[str, ...] = ()
     max_turns: int = 0
     tags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.user.strip():
-            raise ValueError("`user` (the simulated user's brief) is empty")
-        if not self.claims:
-            raise ValueError("`claims` is empty: a scenario needs at least one claim")
+        if not self.user.strip() and not self.turns and not self.opening.strip():
+            raise ValueError(
+                "`user` is missing or empty: a scenario needs the simulated user's brief, or scripted `turns`"
+            )
+        if self.opening and self.turns:
+            raise ValueError("`turns` and `opening` together: `opening` is a script of one turn; use one")
+        if not self.claims and not self.checks:
+            raise ValueError("`claims` is empty: a scenario needs at least one claim or check")
         for index, claim in enumerate(self.claims):
             if isinstance(claim, str) and not claim.strip():
                 raise ValueError(f"`claims[{index}]` is empty")
+        for index, turn in enumerate(self.turns):
+            if not turn.strip():
+                raise ValueError(f"`turns[{index}]` is empty")
         if self.max_turns < 0:
             raise ValueError("`max_turns` must be 1 or more (leave it out for the `max-turns` setting)")
+        if self.max_turns and self.max_turns < len(self.script):
+            raise ValueError(
+                f"`max_turns` is {self.max_turns}, fewer than the {len(self.script)} scripted turns"
+            )
+
+    @property
+    def script(self) -> tuple[str, ...]:
+        """The fixed user messages said first, in order: `turns`, or the `opening` alone."""
+        return self.turns or ((self.opening,) if self.opening else ())
+
+    @property
+    def simulated(self) -> bool:
+        """Whether a user model speaks after the script (the scenario has a brief)."""
+        return bool(self.user.strip())
+
+    def dialogue(self) -> str:
+        """A short hash of what decides how the dialogue plays: brief, opening or turns, max turns."""
+        part: dict[str, object] = {"user": self.user, "opening": self.opening, "max_turns": self.max_turns}
+        if self.turns:
+            part["turns"] = self.turns
+        return hashlib.sha256(msgspec.json.encode(part)).hexdigest()[:16]
+
+    def criteria(self) -> str:
+        """A short hash of what decides how a dialogue is judged: the claims and the checks."""
+        part: dict[str, object] = {"claims": self.claims}
+        if self.checks:
+            part["checks"] = self.checks
+        return hashlib.sha256(msgspec.json.encode(part)).hexdigest()[:16]
 
     def fingerprint(self) -> str:
-        """A short hash of everything that decides how the scenario plays and is judged."""
-        content = msgspec.json.encode(
-            {
-                "user": self.user,
-                "opening": self.opening,
-                "max_turns": self.max_turns,
-                "claims": self.claims,
-            }
-        )
-        return hashlib.sha256(content).hexdigest()[:16]
+        """A short hash of everything that decides how the scenario plays and is judged (for a
+        scenario without turns or checks, the same as before they existed)."""
+        content: dict[str, object] = {
+            "user": self.user,
+            "opening": self.opening,
+            "max_turns": self.max_turns,
+            "claims": self.claims,
+        }
+        if self.turns:
+            content["turns"] = self.turns
+        if self.checks:
+            content["checks"] = self.checks
+        return hashlib.sha256(msgspec.json.encode(content)).hexdigest()[:16]

@@ -164,8 +164,12 @@ class Project(msgspec.Struct, frozen=True):
         except msgspec.ValidationError as error:
             raise ConfigurationError("agent-url", str(error)) from None
 
-    def models(self, client: httpx.AsyncClient) -> Models:
-        """The simulated user's and the judge's models: models.py, else OpenAI-compatible settings."""
+    def models(
+        self, client: httpx.AsyncClient, declarations: tuple[Declaration, ...] | None = None
+    ) -> Models:
+        """The simulated user's and the judge's models: models.py, else OpenAI-compatible settings.
+        A model no scenario of `declarations` asks (scripts without a brief, checks without claims)
+        needs no name."""
         file = self.root / "models.py"
         if file.exists():
             given = self.sources.models()
@@ -177,7 +181,10 @@ class Project(msgspec.Struct, frozen=True):
                     "models.py", "must define `models = convy.Models(user=..., judge=...)`"
                 )
             return made
-        if not self.settings.user_model:
+        scenarios = [d.scenario for d in declarations] if declarations is not None else None
+        talks = scenarios is None or any(scenario.simulated for scenario in scenarios)
+        judges = scenarios is None or any(scenario.claims for scenario in scenarios)
+        if not self.settings.user_model and (talks or (judges and not self.settings.judge_model)):
             raise ConfigurationError("user-model", "is not set: name the simulated user's model")
         url = self.settings.model_url.rstrip("/")
         key = self.settings.model_key

@@ -44,7 +44,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         settings = self.project.settings
         clients = Clients(settings.turn_timeout, settings.concurrency, settings.model_url)
         async with clients.client() as client:
-            models = self.project.models(client)
+            models = self.project.models(client, self.declarations)
             run = Run.planned(
                 self.folder,
                 self.name,
