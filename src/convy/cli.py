@@ -1,4 +1,5 @@
-"""The convy command: init, run, resume — the only place that prints and picks exit codes."""
+"""The convy command: init, run, resume, report, compare, export, merge — the only place that prints
+and picks exit codes."""
 
 from __future__ import annotations
 
@@ -60,6 +61,15 @@ class Command:
         compare.add_argument("run_folder", metavar="RUN")
         compare.add_argument("baseline", metavar="BASELINE")
         Flags(GATE).add_to(compare)
+        merge = commands.add_parser(
+            "merge", help="merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it"
+        )
+        merge.add_argument("runs", nargs="+", metavar="RUN", help="the shards' run folders, every one")
+        merge.add_argument("--to", required=True, metavar="FOLDER", help="the merged run folder (new)")
+        merge.add_argument(
+            "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
+        )
+        Flags(GATE).add_to(merge)
         export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
@@ -79,6 +89,8 @@ class Command:
                     return self.compare(arguments)
                 case "export":
                     return self.export(arguments)
+                case "merge":
+                    return self.merge(arguments)
         except ConfigurationError as error:
             self._err.write(f"convy: configuration error: {error}\n")
             return EXIT_CONFIG
@@ -246,6 +258,18 @@ class Command:
             index.write_text(Index(tuple(summary for _, summary in read.values())).html(), encoding="utf-8")
             self._out.write(f"convy: wrote {index}\n")
         return EXIT_PASS
+
+    def merge(self, arguments: argparse.Namespace) -> int:
+        from convy.store.merged import Shards
+
+        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        settings = sources.settings()
+        folders = [Path(folder) for folder in arguments.runs]
+        runs = tuple(self.stored(folder, str(folder)) for folder in folders)
+        target = Path(arguments.to)
+        merged = Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
+        self._out.write(f"convy: merged {len(runs)} shards into {target} ({merged.file.status})\n")
+        return self.reviewed(target, Path(arguments.baseline) if arguments.baseline else None, settings)
 
     def export(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed

@@ -19,12 +19,13 @@ from convy.compare.comparison import NoBaseline, RunsDiffer
 from convy.draw.progress import Printed
 from convy.errors import ConfigurationError
 from convy.project.settings import Settings
+from convy.project.shard import Slice
 from convy.run.assembly import Project
 from convy.run.review import Review, Reviewed
-from convy.run.run import Run
+from convy.run.run import Run, RunId
 from convy.run.session import Prepared, Session
 from convy.store.journal import RunInUse
-from convy.store.runs import Runs
+from convy.store.runs import Runs, StoredRun
 from convy_action.artifacts import ResultsService, Uploaded, UploadedEarlier
 from convy_action.baseline import Looked, Wanted
 from convy_action.comment import LIMIT, Box, CommentWhen, Marked, Posted, Skipped, StickyComment, Unposted
@@ -34,6 +35,7 @@ from convy_action.github import GitHub
 from convy_action.inputs import Inputs, Masks
 from convy_action.outputs import Annotations, Command, Results, StepOutputs, Stopped
 from convy_action.retries import PATIENT, Retries
+from convy_action.shards import ShardArtifacts, ShardName
 from convy_action.shelf import ArtifactName, ArtifactShelf, NotUploaded, Retention, Shelf, Shelved
 from convy_action.summary import JobSummary
 
@@ -125,8 +127,15 @@ class Action:
                 context.check()
             event = context.event()
             project = Project(settings, inputs.sources(flags), inputs.environ)
-            prepared = Session(project=project).prepared()
-            name = ArtifactName(settings.artifact_name, prepared.name, settings.comment_key)
+            part = Slice.read(settings.shard)
+            if settings.merge:
+                self.check_merge(settings, part, context)
+                agent = "" if settings.artifact_name else project.agent_name()
+                prepared = None
+            else:
+                prepared = Session(project=project).prepared()
+                agent = prepared.name
+            name = ArtifactName(settings.artifact_name, agent, settings.comment_key)
             name.check()
             self.check_token(settings, event)
             client = stack.enter_context(httpx.Client(timeout=30.0))
@@ -154,7 +163,12 @@ class Action:
             for note in looked.notes:
                 self._log.warning(f"baseline: {note}")
             self._log.line(f"convy: baseline: {looked.source or self.why(looked)}")
-            shelf = self.shelf(settings, context, client, name.text)
+            shelf = self.shelf(settings, context, client, ShardName(name.text, part).text)
+            if prepared is None:
+                merged = self.merged(context, client, name.text, scratch, project)
+                reviewed = self.reviewed(merged.folder, looked, settings)
+                box = self.box(settings, event, github, merged.file.spec.agent, reviewed)
+                return self.reported(reviewed, context, shelf, box, project)
             try:
                 run = self.played(prepared, context, event)
             except (KeyboardInterrupt, asyncio.CancelledError):
@@ -163,17 +177,85 @@ class Action:
                 )
                 self.told(shelf.store(prepared.folder), context)
                 return EXIT_INTERRUPTED
-            reviewed = self.reviewed(run, looked, settings)
+            reviewed = self.reviewed(run.journal.folder, looked, settings)
+            if not part.whole:
+                return self.sharded(reviewed, context, shelf, part)
             box = self.box(settings, event, github, prepared.name, reviewed)
             return self.reported(reviewed, context, shelf, box, project)
         return EXIT_CONFIG
+
+    def check_merge(self, settings: Settings, part: Slice, context: Context) -> None:
+        """ConfigurationError when `merge` cannot be followed here."""
+        if not part.whole:
+            raise ConfigurationError(
+                "merge", "and shard are both set: a job is one shard (`shard: k/n`) or the merge, not both"
+            )
+        if settings.dry_run:
+            raise ConfigurationError(
+                "merge",
+                "needs the shards' artifacts of a workflow run, which a dry run does not read: "
+                "merge run folders on disk with `convy merge RUN… --to FOLDER`",
+            )
+        if not context.results_url or not context.runtime_token:
+            raise ConfigurationError(
+                "merge",
+                "needs ACTIONS_RUNTIME_TOKEN and ACTIONS_RESULTS_URL to read the shards' artifacts "
+                "(the runner gives them to actions started with `uses:`)",
+            )
+
+    def merged(
+        self, context: Context, client: httpx.Client, name: str, scratch: Path, project: Project
+    ) -> StoredRun:
+        """Every shard's artifact of this workflow run, fetched and merged into a new run folder."""
+        service = ResultsService(
+            context.results_url, context.runtime_token, client, context.run_attempt, self._retries
+        )
+        shards = ShardArtifacts(service, name, scratch / "shards").shards()
+        agent = shards.runs[0].file.spec.agent
+        folder = project.results / agent / RunId.new().text
+        merged = shards.merged(folder)
+        self._log.line(
+            f"convy: merged {len(shards.runs)} shards ({', '.join(shards.names)}) into "
+            f"{context.relative(folder)} ({merged.file.status})"
+        )
+        return merged
+
+    def sharded(self, reviewed: Reviewed, context: Context, shelf: Shelf, part: Slice) -> int:
+        """A shard's end: its folder uploaded, its outputs and a line of job summary written, no
+        comment and no annotation (the merge job posts and gates); exit 0."""
+        from convy.draw.markdown import Links
+
+        folder = reviewed.run.folder
+        reviewed.written(Links(run=context.run_url()))
+        shelved = shelf.store(folder)
+        self.told(shelved, context)
+        artifact = shelved.id if isinstance(shelved, Uploaded) else 0
+        now = reviewed.comparison.now
+        told = (
+            f"shard {part.text}: {len(reviewed.run.file.spec.scenarios)} scenarios played, pass rate "
+            f"{now.rate.text()}; the merge job compares all shards, comments and gates"
+        )
+        self._log.line(f"convy: {told}")
+        if context.step_summary:
+            JobSummary(Path(context.step_summary)).append(f"**convy** {told}.")
+        if context.output:
+            StepOutputs(Path(context.output)).write(
+                Results(
+                    comparison=reviewed.comparison,
+                    verdict=reviewed.decision.verdict,
+                    run_dir=context.relative(folder),
+                    report=context.relative(folder / "report.html"),
+                    artifact_id=artifact,
+                ).values()
+            )
+        return 0
 
     def check_token(self, settings: Settings, event: Event) -> None:
         """ConfigurationError when GitHub must be asked (the comment, the baseline) without a token."""
         if settings.dry_run or settings.github_token:
             return
         needs = []
-        if settings.comment and event.pull().number:
+        if settings.comment and event.pull().number and not settings.shard:
             needs.append("the pull request comment")
         if settings.baseline.strip() != "none":
             needs.append(f"the baseline ({settings.baseline.strip()})")
@@ -252,8 +334,8 @@ class Action:
             except RunInUse as error:
                 raise ConfigurationError("run", str(error)) from None
 
-    def reviewed(self, run: Run, looked: Looked, settings: Settings) -> Reviewed:
-        stored = Runs(run.journal.folder.parent).one(run.journal.folder)
+    def reviewed(self, folder: Path, looked: Looked, settings: Settings) -> Reviewed:
+        stored = Runs(folder.parent).one(folder)
         try:
             return Review.gated(stored, looked.baseline, settings).reviewed()
         except RunsDiffer as error:

@@ -1,6 +1,8 @@
 """ResultsService, the Actions results service a job uploads its artifacts to (the protocol of
 @actions/artifact v2 and later): CreateArtifact, the zip put into the signed blob URL block by block,
-FinalizeArtifact. RuntimeToken reads the backend ids from ACTIONS_RUNTIME_TOKEN."""
+FinalizeArtifact; and the current workflow run's artifacts listed (ListArtifacts) and fetched
+(GetSignedArtifactURL, then the signed URL without a token). RuntimeToken reads the backend ids
+from ACTIONS_RUNTIME_TOKEN."""
 
 from __future__ import annotations
 
@@ -100,6 +102,25 @@ class Finalized(Data, frozen=True, kw_only=True):
     artifactId: int = 0  # noqa: N815 (the protocol's name)
 
 
+class Listed(Data, frozen=True, kw_only=True):
+    """An artifact of the current workflow run as ListArtifacts gives it (int64 as a string)."""
+
+    name: str
+    database_id: int = 0
+    size: int = 0
+
+
+class ListedArtifacts(Data, frozen=True, kw_only=True):
+    artifacts: tuple[Listed, ...] = ()
+
+
+class Signed(Data, frozen=True, kw_only=True):
+    """GetSignedArtifactURL's answer, in either casing."""
+
+    signed_url: str = ""
+    signedUrl: str = ""  # noqa: N815 (the protocol's name)
+
+
 class TwirpError(Data, frozen=True, kw_only=True):
     code: str = ""
     msg: str = ""
@@ -179,6 +200,49 @@ class ResultsService:
         if not finalized.ok or not artifact:
             raise ArtifactError("FinalizeArtifact: the service did not confirm the artifact")
         return Uploaded(id=artifact, name=name, size=size, digest=digest)
+
+    def listed(self) -> tuple[Listed, ...]:
+        """The finalized artifacts of the current workflow run (every job's), as the runtime token
+        may read them: no GitHub token or permission is needed, so a fork's run can too."""
+        ids = self._token.ids()
+        request = {"workflow_run_backend_id": ids.run, "workflow_job_run_backend_id": ids.job}
+        return self._call("ListArtifacts", request, ListedArtifacts).artifacts
+
+    def fetch(self, name: str, to: Path, max_bytes: int = 512 * MIB) -> int:
+        """Write the current workflow run's artifact `name` (its zip) to the file `to`, from the
+        signed URL the service gives (asked without any token); its size. Over `max_bytes`, or a
+        refusal, is an ArtifactError."""
+        ids = self._token.ids()
+        request = {"workflow_run_backend_id": ids.run, "workflow_job_run_backend_id": ids.job, "name": name}
+        signed = self._call("GetSignedArtifactURL", request, Signed)
+        url = signed.signed_url or signed.signedUrl
+        if not url:
+            raise ArtifactError(f"GetSignedArtifactURL: the service gave no URL for {name!r}")
+        where = str(httpx.URL(url).copy_with(query=None))
+
+        def attempt() -> int:
+            try:
+                with self._client.stream("GET", url, headers={"User-Agent": AGENT}) as answer:
+                    if answer.status_code != 200:
+                        answer.read()
+                        error = ArtifactError(f"storage {where}: {answer.status_code} {answer.reason_phrase}")
+                        raise self._retries.verdict(answer, error, server_errors=True)
+                    size = 0
+                    with to.open("wb") as sink:
+                        for chunk in answer.iter_bytes(MIB):
+                            size += len(chunk)
+                            if size > max_bytes:
+                                raise ArtifactError(f"artifact {name!r} is more than {max_bytes} bytes")
+                            sink.write(chunk)
+                    return size
+            except httpx.TransportError as e:
+                raise Transient(ArtifactError(f"storage {where}: no answer ({type(e).__name__})")) from None
+
+        try:
+            return self._retries.call(attempt)
+        except BaseException:
+            to.unlink(missing_ok=True)
+            raise
 
     def _store(self, url: str, zipped: IO[bytes]) -> tuple[int, str]:
         """Put the zip into the signed URL's block blob (Put Block each `block_size` bytes, then

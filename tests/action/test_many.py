@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -115,3 +116,138 @@ def test_comment_when_refuses_an_unknown_value_naming_the_input(fake: FakeGitHub
         "always, changed, failed" in log
     )
     assert fake.seen == []
+
+
+def merged_run(fake: FakeGitHub, tmp_path: Path, minute: int, event: str = "pull_request", **inputs: str):
+    """Two shard jobs, then the merge job, of one new workflow run; the merge job."""
+    branch = "feature" if event == "pull_request" else "main"
+    run = fake.run(head_branch=branch, event=event, created_at=START + timedelta(minutes=minute))
+    for k in (1, 2):
+        shard = Job(fake, tmp_path, minute, event=event, run=run, job=f"shard-{k}", shard=f"{k}/2", **inputs)
+        code, log = shard.in_process()
+        assert code == 0, log
+        outputs = shard.outputs()
+        assert outputs["comment-url"] == "" and outputs["artifact-id"] and outputs["verdict"]
+        assert f"shard {k}/2: 2 scenarios played" in log
+        assert shard.summary.read_text().startswith(f"**convy** shard {k}/2")
+    merge = Job(fake, tmp_path, minute, event=event, run=run, job="merge", merge="true", **inputs)
+    return merge
+
+
+def test_shards_then_merge_in_one_workflow_run_make_one_run_one_comment_and_the_next_baseline(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    merge = merged_run(fake, tmp_path, 0, event="push")
+    assert comments(fake) == []
+    code, log = merge.in_process()
+    assert code == 0, log
+    names = sorted(a.name for a in fake.artifacts_of(merge.run))
+    assert names == ["convy-support", "convy-support-shard-1-of-2", "convy-support-shard-2-of-2"]
+    outputs = merge.outputs()
+    assert outputs["pass-rate"] == "0.7500" and outputs["verdict"] == "pass"
+    folder = merge.workspace / outputs["run-dir"]
+    run = json.loads((folder / "run.json").read_text())
+    assert run["status"] == "finished" and "shard" not in json.dumps(run["spec"]["shard"])
+    assert [s["name"] for s in run["spec"]["scenarios"]] == [
+        "cancel-subscription",
+        "order-status",
+        "refund-late-order",
+        "talk-to-human",
+    ]
+    shards = run["spec"]["provenance"]["shards"]
+    assert [(s["shard"], s["attempts"], s["status"]) for s in shards] == [
+        ("1/2", 6, "finished"),
+        ("2/2", 6, "finished"),
+    ]
+    assert run["spec"]["provenance"]["workflow_run"] == str(merge.run.id)
+    lines = [json.loads(line) for line in (folder / "attempts.jsonl").read_text().splitlines()]
+    assert sorted((line["scenario"], line["index"]) for line in lines) == sorted(
+        (s["name"], i) for s in run["spec"]["scenarios"] for i in range(3)
+    )
+
+    pull = merged_run(fake, tmp_path, 10)
+    code, log = pull.in_process()
+    assert code == 0, log
+    assert f"convy: baseline: workflow run {merge.run.id}" in log
+    assert pull.outputs()["baseline-pass-rate"] == "0.7500"
+    (body,) = comments(fake)
+    assert body.startswith("<!-- convy-action:support -->") and "75.0%" in body
+
+
+def test_a_shard_compares_with_the_whole_baseline_and_exits_0_even_when_the_floor_fails(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    job = Job(fake, tmp_path, 0, shard="2/2", baseline="none", min_pass_rate="0.99")
+    code, log = job.in_process()
+    assert code == 0, log
+    assert job.outputs()["verdict"] == "fail" and comments(fake) == []
+    (artifact,) = fake.artifacts_of(job.run)
+    assert artifact.name == "convy-support-shard-2-of-2"
+    assert not [line for line in log.splitlines() if line.startswith("::error")]
+
+
+def test_matrix_legs_each_sharded_then_merged_keep_apart(fake: FakeGitHub, tmp_path: Path) -> None:
+    run = fake.run(head_branch="feature", event="pull_request", created_at=START)
+    for key in ("gpt", "llama"):
+        for k in (1, 2):
+            job = Job(
+                fake, tmp_path, 0, run=run, job=f"{key}-{k}", comment_key=key, shard=f"{k}/2", baseline="none"
+            )
+            code, log = job.in_process()
+            assert code == 0, log
+    for key in ("gpt", "llama"):
+        merge = Job(
+            fake, tmp_path, 0, run=run, job=f"{key}-merge", comment_key=key, merge="true", baseline="none"
+        )
+        code, log = merge.in_process()
+        assert code == 0, log
+        assert f"merged 2 shards (convy-support-{key}-shard-1-of-2, convy-support-{key}-shard-2-of-2)" in log
+    assert sorted(c.splitlines()[0] for c in comments(fake)) == [
+        "<!-- convy-action:support:gpt -->",
+        "<!-- convy-action:support:llama -->",
+    ]
+    assert {"convy-support-gpt", "convy-support-llama"} <= {a.name for a in fake.artifacts_of(run)}
+
+
+def test_a_merge_missing_a_shard_exits_2_naming_it(fake: FakeGitHub, tmp_path: Path) -> None:
+    run = fake.run(head_branch="feature", event="pull_request", created_at=START)
+    for k in (1, 3):
+        job = Job(fake, tmp_path, 0, run=run, job=f"s{k}", shard=f"{k}/3", baseline="none")
+        assert job.in_process()[0] == 0
+    merge = Job(fake, tmp_path, 0, run=run, job="merge", merge="true", baseline="none")
+    code, log = merge.in_process()
+    assert code == 2, log
+    assert (
+        "::error title=convy%3A configuration error::merge: shard 2/3 is missing: this workflow run has "
+        "no artifact convy-support-shard-2-of-3" in log
+    )
+    assert comments(fake) == [] and "convy-support" not in {a.name for a in fake.artifacts_of(run)}
+
+
+def test_a_merge_of_shards_played_differently_exits_2_naming_the_difference(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    run = fake.run(head_branch="feature", event="pull_request", created_at=START)
+    for k, repeat in ((1, "2"), (2, "3")):
+        job = Job(fake, tmp_path, 0, run=run, job=f"s{k}", shard=f"{k}/2", baseline="none", repeat=repeat)
+        assert job.in_process()[0] == 0
+    merge = Job(fake, tmp_path, 0, run=run, job="merge", merge="true", baseline="none")
+    code, log = merge.in_process()
+    assert code == 2, log
+    assert (
+        "merge: shard 2/2 (convy-support-shard-2-of-2) differs from shard 1/2 "
+        "(convy-support-shard-1-of-2) in repeat: 3 there, 2 here" in log
+    )
+
+
+def test_a_merge_without_shards_or_with_shard_set_too_exits_2(fake: FakeGitHub, tmp_path: Path) -> None:
+    merge = Job(fake, tmp_path, 0, merge="true", baseline="none")
+    code, log = merge.in_process()
+    assert code == 2, log
+    assert "merge: this workflow run has no shard artifact convy-support-shard-<k>-of-<n>" in log
+    both = Job(fake, tmp_path, 1, merge="true", shard="1/2")
+    code, log = both.in_process()
+    assert code == 2 and "merge: and shard are both set" in log
+    bad = Job(fake, tmp_path, 2, shard="3/2")
+    code, log = bad.in_process()
+    assert code == 2 and "::error title=convy%3A configuration error::shard: must be k/n" in log

@@ -143,7 +143,7 @@ def test_text_is_converted_to_each_settings_type(tmp_path: Path) -> None:
 
 
 def test_unknown_variables_are_ignored(tmp_path: Path) -> None:
-    environ = {"CONVY_AGENT_TOKEN": "x", "INPUT_SHARD": "1/2", "CONVY_REPEATS": "9"}
+    environ = {"CONVY_AGENT_TOKEN": "x", "INPUT_SHARDS": "1/2", "CONVY_REPEATS": "9"}
     assert sources(tmp_path, environ=environ).settings() == Settings()
 
 

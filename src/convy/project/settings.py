@@ -49,6 +49,10 @@ DESCRIPTIONS: dict[str, str] = {
     "patience": "seconds a participant waits for a busy service (429/503)",
     "model-rpm": "requests per minute to the models; 0 is no limit",
     "agent-rpm": "requests per minute to the agent; 0 is no limit",
+    "shard": (
+        "play one slice of the scenarios, `k/n` (1-based): scenario i (0-based, in declaration order) "
+        "belongs to shard (i mod n) + 1"
+    ),
     "baseline": "`auto`, `none`, a workflow run id, or (dry runs) a local run folder",
     "baseline-branch": "where `auto` looks (default: the PR's base branch, else the default branch)",
     "artifact-name": "the run folder's artifact (default: convy-<agent>)",
@@ -61,6 +65,10 @@ DESCRIPTIONS: dict[str, str] = {
     "comment-when": (
         "when to post a new comment: `always`, `changed` (the verdict is not pass or a scenario is "
         "not unchanged) or `failed` (fail or inconclusive); an existing comment is always updated"
+    ),
+    "merge": (
+        "merge the shards' artifacts of this workflow run into one run, upload it, compare, comment "
+        "and gate (the job after the shard jobs)"
     ),
     "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
     "dry-run": "play, compare and render, but upload and post nothing",
@@ -95,6 +103,7 @@ ENGINE: tuple[str, ...] = (
     "patience",
     "model-rpm",
     "agent-rpm",
+    "shard",
 )
 ACTION: tuple[str, ...] = (
     "baseline",
@@ -104,6 +113,7 @@ ACTION: tuple[str, ...] = (
     "comment",
     "comment-key",
     "comment-when",
+    "merge",
     "github-token",
     "dry-run",
     "demo",
@@ -144,6 +154,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     patience: Annotated[float, Meta(ge=0)] = 300.0
     model_rpm: Annotated[int, Meta(ge=0)] = 0
     agent_rpm: Annotated[int, Meta(ge=0)] = 0
+    shard: str = ""
     baseline: str = "auto"
     baseline_branch: str = ""
     artifact_name: str = ""
@@ -151,6 +162,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     comment: bool = True
     comment_key: str = ""
     comment_when: Literal["always", "changed", "failed"] = "always"
+    merge: bool = False
     github_token: str = ""
     dry_run: bool = False
     demo: bool = False

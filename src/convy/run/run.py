@@ -20,7 +20,8 @@ from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
-from convy.store.journal import Limits, Provenance, RunJournal, RunSpec, ScenarioEntry
+from convy.project.shard import WHOLE, Slice
+from convy.store.journal import Limits, Provenance, RunJournal, RunSpec, ScenarioEntry, Shard
 
 
 class RunId(msgspec.Struct, frozen=True):
@@ -56,7 +57,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         limits: Limits,
         provenance: Provenance,
         left_out: tuple[str, ...] = (),
+        part: Slice = WHOLE,
     ) -> Run:
+        """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
+        slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
         entries = tuple(
             ScenarioEntry(
                 name=d.scenario.name,
@@ -67,17 +71,22 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             )
             for d in declarations
         )
+        shard = Shard() if part.whole else Shard(index=part.index, count=part.count, scenarios=entries)
+        played = part.chosen(entries)
+        others = tuple(entry.name for entry in entries if entry not in played)
         spec = RunSpec(
             agent=agent,
-            scenarios=entries,
+            scenarios=played,
             repeat=repeat,
             user_model=models.user.name,
             judge_model=models.judge.name,
             limits=limits,
             provenance=provenance,
-            left_out=left_out,
+            left_out=left_out + others,
+            shard=shard,
         )
-        return cls(journal=RunJournal(folder), spec=spec, scenarios=tuple(d.scenario for d in declarations))
+        scenarios = tuple(d.scenario for d in part.chosen(declarations))
+        return cls(journal=RunJournal(folder), spec=spec, scenarios=scenarios)
 
     def resumable(self, recorded: RunSpec) -> Run:
         """The run as recorded, checked against the scenarios as they are now: a scenario changed

@@ -12,6 +12,7 @@ from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import Journal
 from convy.project.document import Declaration
+from convy.project.shard import Slice
 from convy.run.assembly import Project
 from convy.run.run import Clients, Run, RunId
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
@@ -27,6 +28,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     folder: Path
     recorded: RunFile | None = None
     left_out: tuple[str, ...] = ()
+    part: Slice = Slice()
 
     def limits(self) -> Limits:
         settings = self.project.settings
@@ -54,6 +56,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 self.limits(),
                 provenance,
                 self.left_out,
+                self.part,
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
@@ -78,6 +81,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
                 recorded = journal.header()
             except NewerFormat as error:
                 raise ConfigurationError(str(self.resume), str(error)) from None
+        part = Slice.read(self.project.settings.shard)
         declarations = self.project.declarations()
         left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
@@ -91,4 +95,5 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             folder=folder,
             recorded=recorded,
             left_out=left_out,
+            part=part,
         )

@@ -7,7 +7,7 @@ import contextlib
 import datetime
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Literal
 
@@ -32,6 +32,22 @@ class Provenance(Data, frozen=True, kw_only=True):
     pull_request: int = 0
 
 
+class MergedShard(Data, frozen=True, kw_only=True):
+    """One shard a merged run was made of: which (`k/n`), its own run id, how it ended."""
+
+    shard: str
+    run: str
+    status: str
+    attempts: int
+
+
+class Merged(Provenance, frozen=True, kw_only=True):
+    """The provenance of a run merged from shards: the shards' own (one workflow run), and the
+    shards. Written as Provenance plus `shards`; read back as Provenance."""
+
+    shards: tuple[MergedShard, ...] = ()
+
+
 class ScenarioEntry(Data, frozen=True, kw_only=True):
     """A scenario as the run recorded it: its name, fingerprint and where it was declared."""
 
@@ -53,8 +69,22 @@ class Limits(Data, frozen=True, kw_only=True):
     agent_rpm: int = 0
 
 
+class Shard(Data, frozen=True, kw_only=True, omit_defaults=True):
+    """Which shard of a run this one is — shard `index` of `count` (1-based) of a run of `scenarios`
+    (all of them, in declaration order) — or, all fields empty, no shard: the whole run."""
+
+    index: int = 0
+    count: int = 0
+    scenarios: tuple[ScenarioEntry, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return f"{self.index}/{self.count}" if self.count else ""
+
+
 class RunSpec(Data, frozen=True, kw_only=True):
-    """What a run plays: agent, scenarios, repeat, models by name only, limits, provenance."""
+    """What a run plays: agent, scenarios, repeat, models by name only, limits, provenance; a
+    shard's run plays its slice of the scenarios and says which shard it is."""
 
     agent: str
     scenarios: tuple[ScenarioEntry, ...]
@@ -64,8 +94,9 @@ class RunSpec(Data, frozen=True, kw_only=True):
     limits: Limits = Limits()
     provenance: Provenance = Provenance()
     left_out: tuple[str, ...] = ()
-    """The project's scenarios this run does not play (left out by `match`): "not played" in a
-    comparison, never "removed"."""
+    """The project's scenarios this run does not play (left out by `match`, or by `shard`: the
+    other shards' scenarios): "not played" in a comparison, never "removed"."""
+    shard: Shard = Shard()
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""
@@ -170,6 +201,18 @@ class RunJournal:
             size = stream.tell()
             stream.seek(max(0, size - 1))
             return size > 0 and stream.read(1) != b"\n"
+
+    def write(self, run: RunFile, outcomes: Iterable[Outcome]) -> None:
+        """Write a whole run at once into this folder (new or empty): its attempts, then run.json,
+        each to a temporary file renamed into place (a merge of shards)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        partial = self.attempts.with_suffix(".jsonl.partial")
+        encoder = msgspec.json.Encoder()
+        with partial.open("wb") as stream:
+            for outcome in outcomes:
+                stream.write(encoder.encode(outcome) + b"\n")
+        os.replace(partial, self.attempts)
+        self._write(run)
 
     def _write(self, run: RunFile) -> None:
         partial = self.run_file.with_suffix(".json.partial")

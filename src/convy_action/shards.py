@@ -1,0 +1,100 @@
+"""The shards of one run in one workflow run (DESIGN §13.4): ShardName, the artifact a shard job
+uploads (`<artifact-name>-shard-<k>-of-<n>`), and ShardArtifacts, every shard's artifact of the
+current workflow run fetched through the results service (the runtime token suffices, so a fork's
+pull request merges too) and read back as convy's Shards, ready to merge."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+
+from convy.errors import ConfigurationError
+from convy.project.shard import Slice
+from convy.store.journal import NewerFormat
+from convy.store.merged import WHERE, Shards
+from convy.store.runs import Runs, StoredRun
+from convy_action.artifacts import ArtifactError, Listed, ResultsService
+from convy_action.zipped import Archive, UnsafeArchive
+
+
+class ShardName(msgspec.Struct, frozen=True):
+    """The artifact of shard `part` of the run whose artifact is `base`."""
+
+    base: str
+    part: Slice
+
+    @property
+    def text(self) -> str:
+        return f"{self.base}-shard-{self.part.index}-of-{self.part.count}" if self.part.count else self.base
+
+
+class ShardArtifacts(msgspec.Struct, frozen=True):
+    """The shards' artifacts of the run whose artifact is `name`, in the current workflow run of
+    `service`, fetched and unpacked under `scratch`."""
+
+    service: ResultsService
+    name: str
+    scratch: Path
+
+    def found(self) -> dict[int, Listed]:
+        """The shards' artifacts by shard number; ConfigurationError when none is there, when they
+        are of different shard counts, or when one is missing."""
+        try:
+            listed = self.service.listed()
+        except ArtifactError as error:
+            raise ConfigurationError(
+                WHERE, f"the workflow run's artifacts cannot be listed: {error}"
+            ) from None
+        pattern = re.compile(re.escape(self.name) + r"-shard-(\d+)-of-(\d+)")
+        shards: dict[tuple[int, int], Listed] = {}
+        for artifact in listed:
+            matched = pattern.fullmatch(artifact.name)
+            if matched is not None:
+                shards[int(matched[1]), int(matched[2])] = artifact
+        if not shards:
+            raise ConfigurationError(
+                WHERE,
+                f"this workflow run has no shard artifact {self.name}-shard-<k>-of-<n>: the merge job "
+                "must `needs:` the shard jobs, with the same artifact-name and comment-key",
+            )
+        counts = sorted({count for _, count in shards})
+        if len(counts) > 1:
+            raise ConfigurationError(
+                WHERE,
+                f"the shard artifacts of {self.name} are of {' and '.join(map(str, counts))} shards: "
+                "every shard job of one run needs the same n in `shard: k/n`",
+            )
+        count = counts[0]
+        for index in range(1, count + 1):
+            if (index, count) not in shards:
+                raise ConfigurationError(
+                    WHERE,
+                    f"shard {index}/{count} is missing: this workflow run has no artifact "
+                    f"{self.name}-shard-{index}-of-{count} (did its job fail before uploading?)",
+                )
+        return {index: artifact for (index, _), artifact in sorted(shards.items())}
+
+    def shards(self) -> Shards:
+        """Every shard's run, fetched, unpacked and read back."""
+        artifacts = self.found()
+        runs = tuple(self.fetched(artifact) for artifact in artifacts.values())
+        return Shards(runs, tuple(artifact.name for artifact in artifacts.values()))
+
+    def fetched(self, artifact: Listed) -> StoredRun:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        archive = self.scratch / f"{artifact.database_id or artifact.name}.zip"
+        folder = self.scratch / "shards" / artifact.name
+        try:
+            self.service.fetch(artifact.name, archive)
+            Archive(archive).unpack(folder)
+        except (ArtifactError, UnsafeArchive) as error:
+            raise ConfigurationError(WHERE, f"artifact {artifact.name}: {error}") from None
+        finally:
+            archive.unlink(missing_ok=True)
+        try:
+            return Runs(folder.parent).one(folder)
+        except (NewerFormat, ValueError) as error:
+            reason = str(error).replace(str(folder), artifact.name)
+            raise ConfigurationError(WHERE, f"artifact {artifact.name}: {reason}") from None
