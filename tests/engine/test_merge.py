@@ -54,13 +54,14 @@ def test_shards_play_their_slices_and_merge_into_one_normal_run(tmp_path: Path) 
     assert spec["shard"]["index"] == 1 and spec["shard"]["count"] == 3
     assert [s["name"] for s in spec["shard"]["scenarios"]] == DEMO_ORDER
     assert {line["scenario"] for line in lines(three)} == {"refund-late-order"}
+    assert spec["left_out"] == ["order-status", "refund-late-order"]
 
     merged = tmp_path / "merged"
     done = convy("merge", str(three), str(one), str(two), "--to", str(merged), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "merged 3 shards" in done.stdout and "75.0% (46.8–91.1%)" in done.stdout
     run = json.loads((merged / "run.json").read_text())
-    assert run["status"] == "finished" and run["spec"]["shard"] == {}
+    assert run["status"] == "finished" and run["spec"]["shard"] == {} and run["spec"]["left_out"] == []
     assert [s["name"] for s in run["spec"]["scenarios"]] == DEMO_ORDER
     assert [(s["shard"], s["run"], s["attempts"]) for s in run["spec"]["provenance"]["shards"]] == [
         ("1/3", one.name, 6),
@@ -87,6 +88,9 @@ def test_a_merged_run_gates_against_a_baseline(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "m" / "comparison.html").exists()
+    alone = convy("compare", str(folders[0]), str(before), cwd=tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    assert "not played" in alone.stdout and "removed" not in alone.stdout
 
 
 def refused(tmp_path: Path, *folders: Path) -> str:
