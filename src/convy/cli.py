@@ -13,11 +13,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
 from convy.project.settings import ENGINE, Flags, Settings, Sources
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summary
+    from convy.store.journal import Damage
     from convy.store.runs import StoredRun
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
@@ -92,7 +94,7 @@ class Command:
                 case "merge":
                     return self.merge(arguments)
         except ConfigurationError as error:
-            self._err.write(f"convy: configuration error: {error}\n")
+            self._err.write(f"convy: configuration error: {Untrusted(text=str(error)).logged()}\n")
             return EXIT_CONFIG
         return EXIT_CONFIG
 
@@ -146,17 +148,16 @@ class Command:
         sources = Sources(flags, environ, Path.cwd())
         project = Project(sources.settings(), sources, environ)
         prepared = Session(project=project, resume=resume).prepared()
-        if resume is not None and RunJournal(resume).torn():
-            self._err.write("convy: warning: the last line of attempts.jsonl was torn; it is skipped\n")
+        if resume is not None:
+            self.damaged(resume, RunJournal(resume).damage())
         shown: list[Printed] = []
 
-        def watch(run: Run) -> Ahead:
-            missing = run.missing()
+        def watch(run: Run, missing: int) -> Ahead:
             self._out.write(
-                f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play "
-                f"against {run.spec.agent!r} → {run.journal.folder}\n"
+                f"convy: {missing} attempts of {len(run.spec.expected())} to play "
+                f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"
             )
-            shown.append(Printed(len(missing), self._out, self._out.isatty()))
+            shown.append(Printed(missing, self._out, self._out.isatty()))
             return Ahead(shown[0], Prefetch())
 
         async def play() -> Run:
@@ -193,11 +194,15 @@ class Command:
             run = Runs(folder.parent).one(folder)
         except (NewerFormat, ValueError) as error:
             raise ConfigurationError(what, str(error)) from None
-        if run.torn():
-            self._err.write(
-                f"convy: warning: {folder}: the last line of attempts.jsonl is torn; it is skipped\n"
-            )
+        self.damaged(folder, run.damage())
         return run
+
+    def damaged(self, folder: Path, damage: Sequence[Damage]) -> None:
+        """A warning for each attempt line not counted (the first ten, then how many more)."""
+        for one in damage[:10]:
+            self._err.write(f"convy: warning: {folder}: {Untrusted(text=one.text()).console(300)}\n")
+        if len(damage) > 10:
+            self._err.write(f"convy: warning: {folder}: {len(damage) - 10} more attempt lines skipped\n")
 
     def summed(self, folder: Path) -> tuple[StoredRun, Summary]:
         """A run named on the command line, read back and summed up."""
@@ -231,6 +236,7 @@ class Command:
     def report(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed
         from convy.draw.report import Index, Report
+        from convy.store.atomic import AtomicFile
         from convy.store.runs import Runs
 
         sources = Sources(Flags(("project", "results")).given(arguments), self._environ, Path.cwd())
@@ -249,13 +255,11 @@ class Command:
         chosen = [Path(f).resolve() for f in arguments.runs] or list(read)
         for folder in chosen:
             run, summary = read.get(folder) or self.summed(folder)
-            (folder / "report.html").write_text(
-                Report(summary, run.outcomes(), None).html(), encoding="utf-8"
-            )
+            AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None).html())
             self._out.write(f"convy: wrote {folder / 'report.html'}\n")
         if results.is_dir():
             index = results / "index.html"
-            index.write_text(Index(tuple(summary for _, summary in read.values())).html(), encoding="utf-8")
+            AtomicFile(index).write_text(Index(tuple(summary for _, summary in read.values())).html())
             self._out.write(f"convy: wrote {index}\n")
         return EXIT_PASS
 

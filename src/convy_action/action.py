@@ -17,6 +17,7 @@ import httpx
 
 from convy.compare.comparison import NoBaseline, RunsDiffer
 from convy.draw.progress import Printed
+from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
 from convy.project.settings import Settings
 from convy.project.shard import Slice
@@ -24,6 +25,7 @@ from convy.run.assembly import Project
 from convy.run.review import Review, Reviewed
 from convy.run.run import Run, RunId
 from convy.run.session import Prepared, Session
+from convy.store.atomic import AtomicFile
 from convy.store.journal import RunInUse
 from convy.store.runs import Runs, StoredRun
 from convy_action.artifacts import ResultsService, Uploaded, UploadedEarlier
@@ -108,7 +110,8 @@ class Action:
                 raise refused
             return self.acted(inputs, flags)
         except ConfigurationError as error:
-            self._log.command(Command("error", str(error), (("title", "convy: configuration error"),)))
+            shown = Untrusted(text=str(error)).logged()
+            self._log.command(Command("error", shown, (("title", "convy: configuration error"),)))
             return EXIT_CONFIG
 
     def acted(self, inputs: Inputs, flags: dict[str, object]) -> int:
@@ -310,13 +313,12 @@ class Action:
     def played(self, prepared: Prepared, context: Context, event: Event) -> Run:
         log = self._log
 
-        def watch(run: Run) -> Printed:
-            missing = run.missing()
+        def watch(run: Run, missing: int) -> Printed:
             log.line(
-                f"convy: {len(missing)} attempts of {len(run.spec.expected())} to play against "
-                f"{run.spec.agent!r} → {context.relative(run.journal.folder)}"
+                f"convy: {missing} attempts of {len(run.spec.expected())} to play against "
+                f"{Untrusted(text=run.spec.agent).console(200)!r} → {context.relative(run.journal.folder)}"
             )
-            return Printed(len(missing), log.out, False)
+            return Printed(missing, log.out, False)
 
         async def play() -> Run:
             loop = asyncio.get_running_loop()
@@ -359,7 +361,7 @@ class Action:
                 artifact = 0
         body = CommentMarkdown(reviewed.comparison, reviewed.decision, links, limit=LIMIT).text()
         body = Marked(reviewed.comparison.now.agent, project.settings.comment_key).marked(body)
-        comment.write_text(body, encoding="utf-8")
+        AtomicFile(comment).write_text(body)
         self._log.shown("convy: the comparison", body)
         posted = box.put(body)
         summary, url = body, ""

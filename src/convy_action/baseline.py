@@ -13,7 +13,6 @@ from typing import Protocol
 import msgspec
 
 from convy.compare.comparison import NoBaseline
-from convy.compare.summary import Summed
 from convy.errors import ConfigurationError
 from convy.store.journal import NewerFormat
 from convy.store.runs import Runs, StoredRun
@@ -60,12 +59,12 @@ class LocalBaseline(msgspec.Struct, frozen=True):
             run = Readable(self.folder).run()
         except Unusable as error:
             raise ConfigurationError("baseline", f"{self.folder}: {error}") from None
-        return Looked(baseline=run, source=str(self.folder))
+        return Looked(baseline=run, source=str(self.folder), notes=Damaged(run).notes())
 
 
 class Readable(msgspec.Struct, frozen=True):
     """A run folder that must serve as a baseline: readable, of a format this code reads, finished,
-    every attempt line readable."""
+    and at least half of its declared attempts readable (lines skipped are noted, see Damaged)."""
 
     folder: Path
 
@@ -79,10 +78,28 @@ class Readable(msgspec.Struct, frozen=True):
         if run.file.status != "finished":
             raise Unusable(f"its run did not finish (status {run.file.status})")
         try:
-            Summed.of(run).summary()
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            readable = run.readable()
+        except (ValueError, OSError):
             raise Unusable("its attempts.jsonl cannot be read") from None
+        declared = len(run.file.spec.expected())
+        if readable * 2 < declared:
+            raise Unusable(
+                f"only {readable} of its {declared} attempts can be read (at least half are needed)"
+            )
         return run
+
+
+class Damaged(msgspec.Struct, frozen=True):
+    """A baseline's attempt lines that were skipped, as notes for the log (the first five)."""
+
+    run: StoredRun
+
+    def notes(self) -> tuple[str, ...]:
+        damage = self.run.damage()
+        notes = [f"{self.run.folder.name}: {d.text()}" for d in damage[:5]]
+        if len(damage) > 5:
+            notes.append(f"{len(damage) - 5} more attempt lines of the baseline skipped")
+        return tuple(notes)
 
 
 class Downloaded(msgspec.Struct, frozen=True):
@@ -98,7 +115,7 @@ class Downloaded(msgspec.Struct, frozen=True):
         archive = folder.with_suffix(".zip")
         try:
             self.github.download(self.artifact.id, archive)
-            Archive(archive).unpack(folder / "run")
+            Archive(archive).run_folder().unpack(folder / "run")
         except UnsafeArchive as error:
             raise Unusable(f"its artifact is refused: {error.reason}") from None
         except GitHubError as error:
@@ -136,7 +153,7 @@ class RunBaseline(msgspec.Struct, frozen=True):
             stored = Downloaded(self.github, live[0], self.scratch).run()
         except (Unusable, GitHubError) as error:
             raise ConfigurationError(where, f"run {self.run_id}: {error}") from None
-        return Looked(baseline=stored, source=f"workflow run {self.run_id}")
+        return Looked(baseline=stored, source=f"workflow run {self.run_id}", notes=Damaged(stored).notes())
 
 
 class AutoBaseline(msgspec.Struct, frozen=True, kw_only=True):
@@ -180,6 +197,7 @@ class AutoBaseline(msgspec.Struct, frozen=True, kw_only=True):
                 notes.append(f"stopped looking at workflow run {run.id}: {error}")
                 break
             if stored is not None:
+                notes.extend(Damaged(stored).notes())
                 return Looked(baseline=stored, source=f"workflow run {run.id}", notes=tuple(notes))
         why = f"no earlier run of {self.workflow} on {self.branch} has a usable artifact {self.name!r}"
         return Looked(baseline=NoBaseline(why=why), notes=tuple(notes))

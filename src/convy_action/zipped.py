@@ -19,6 +19,17 @@ MOMENT = (1980, 1, 1, 0, 0, 0)
 
 DRIVE = re.compile(r"^[A-Za-z]:")
 
+RUN_FILES = ("run.json", "attempts.jsonl")
+"""What reading a run back needs from its folder; the pages and the comment are written again."""
+
+LEFT_OUT = ("run.lock",)
+"""Files of a run folder never packed: the lock only means something on the machine that holds it."""
+
+FLOOR = 64 * MIB
+"""A downloaded run may always expand to this much (decision 14)."""
+RATIO = 50
+"""Above FLOOR, a run may expand to this many times its zip's size, never above the hard cap."""
+
 
 class UnsafeArchive(Exception):
     """A downloaded archive that is refused: entries escaping the folder, absolute paths, links,
@@ -30,11 +41,20 @@ class UnsafeArchive(Exception):
 
 
 class Archive(msgspec.Struct, frozen=True):
-    """A zip file at `path`. Unpacking it writes at most `max_bytes` and `max_entries` entries."""
+    """A zip file at `path`. Unpacking it writes at most `max_bytes` and `max_entries` entries;
+    only the entries named in `wanted` when it is not empty (the others are checked, not written)."""
 
     path: Path
     max_bytes: int = 512 * MIB
     max_entries: int = 10_000
+    wanted: tuple[str, ...] = ()
+
+    def run_folder(self) -> Archive:
+        """This zip as a downloaded run folder: only run.json and attempts.jsonl are unpacked, to
+        at most 50 times the zip's size or 64 MiB, whichever is more (never above `max_bytes`)."""
+        size = self.path.stat().st_size
+        cap = min(self.max_bytes, max(FLOOR, RATIO * size))
+        return msgspec.structs.replace(self, max_bytes=cap, wanted=RUN_FILES)
 
     def __post_init__(self) -> None:
         if self.max_bytes <= 0 or self.max_entries <= 0:
@@ -44,7 +64,14 @@ class Archive(msgspec.Struct, frozen=True):
         """Write the regular files of `folder` (links skipped) into this zip, in sorted order,
         with paths relative to the folder: its run.json is at the zip's root."""
         files = sorted(
-            (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()),
+            (
+                p
+                for p in folder.rglob("*")
+                if p.is_file()
+                and not p.is_symlink()
+                and p.name not in LEFT_OUT
+                and not p.name.endswith(".partial")
+            ),
             key=lambda p: p.relative_to(folder).as_posix(),
         )
         with zipfile.ZipFile(self.path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zipped:
@@ -87,6 +114,8 @@ class Archive(msgspec.Struct, frozen=True):
             written: list[Path] = []
             total = 0
             for info in entries:
+                if self.wanted and info.filename not in self.wanted:
+                    continue
                 destination = root.joinpath(*PurePosixPath(info.filename).parts)
                 if not destination.resolve().is_relative_to(root):
                     raise UnsafeArchive(f"entry {info.filename!r} escapes the folder")
@@ -98,7 +127,7 @@ class Archive(msgspec.Struct, frozen=True):
                     while chunk := source.read(CHUNK):
                         total += len(chunk)
                         if total > self.max_bytes:
-                            raise UnsafeArchive(f"the archive unpacks to more than {self.max_bytes} bytes")
+                            raise UnsafeArchive(f"the archive unpacks to more than {self._shown()}")
                         sink.write(chunk)
                 written.append(destination)
             return tuple(written)
@@ -107,9 +136,9 @@ class Archive(msgspec.Struct, frozen=True):
         """Refuse the archive on what its directory declares, before anything is written."""
         if len(entries) > self.max_entries:
             raise UnsafeArchive(f"the archive has more than {self.max_entries} entries")
-        declared = sum(info.file_size for info in entries)
+        declared = sum(info.file_size for info in entries if not self.wanted or info.filename in self.wanted)
         if declared > self.max_bytes:
-            raise UnsafeArchive(f"the archive declares {declared} bytes, more than {self.max_bytes}")
+            raise UnsafeArchive(f"the archive declares {declared} bytes, more than {self._shown()}")
         seen: set[str] = set()
         for info in entries:
             name = info.filename
@@ -128,6 +157,12 @@ class Archive(msgspec.Struct, frozen=True):
             if name.rstrip("/") in seen:
                 raise UnsafeArchive(f"entry {name!r} appears twice")
             seen.add(name.rstrip("/"))
+
+    def _shown(self) -> str:
+        """The cap for people: bytes, and MiB when large."""
+        if self.max_bytes < MIB:
+            return f"{self.max_bytes} bytes"
+        return f"{self.max_bytes} bytes ({self.max_bytes / MIB:.1f} MiB)"
 
     def _clean(self, target: Path, created: bool) -> None:
         if created:

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from convy.play.outcome import Failed, Outcome
-from convy.store.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry
+from convy.store.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry, Unreadable
 
 SPEC = RunSpec(agent="a", scenarios=(ScenarioEntry(name="s", fingerprint="f"),), repeat=2)
 
@@ -59,13 +59,58 @@ def test_a_torn_last_line_is_skipped_and_cut_before_appending(tmp_path: Path) ->
     assert not journal.torn() and [o.index for o in journal.outcomes()] == [0, 1]
 
 
-def test_a_broken_line_in_the_middle_is_an_error_not_skipped(tmp_path: Path) -> None:
+def test_a_malformed_line_anywhere_is_skipped_and_named_by_its_line_number(tmp_path: Path) -> None:
     journal = RunJournal(tmp_path / "run")
     journal.folder.mkdir()
     good = msgspec.json.encode(outcome(0))
-    journal.attempts.write_bytes(b"{broken\n" + good + b"\n")
-    with pytest.raises(msgspec.DecodeError):
-        list(journal.outcomes())
+    wrong_type = b'{"scenario": "s", "index": "one"}'
+    journal.attempts.write_bytes(
+        b"{broken\n" + good + b"\n\n" + wrong_type + b"\n" + msgspec.json.encode(outcome(1)) + b"\n"
+    )
+    assert [o.index for o in journal.outcomes()] == [0, 1]
+    damage = journal.damage()
+    assert [d.line for d in damage] == [1, 4]
+    assert all("malformed" in d.why for d in damage)
+    assert damage[0].text().startswith("attempts.jsonl line 1: malformed")
+
+
+def test_a_second_line_for_the_same_attempt_is_skipped_and_the_first_counts(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    journal.folder.mkdir()
+    first = outcome(0)
+    second = msgspec.structs.replace(first, decision=Failed(reason="timeout"))
+    lines = [first, outcome(1), second, second]
+    journal.attempts.write_bytes(b"".join(msgspec.json.encode(o) + b"\n" for o in lines))
+    kept = list(journal.outcomes())
+    assert [(o.index, o.decision) for o in kept] == [
+        (0, Failed(reason="http_500")),
+        (1, Failed(reason="http_500")),
+    ]
+    assert [d.line for d in journal.damage()] == [3, 4]
+    assert "the first, on line 1, counts" in journal.damage()[0].why
+
+
+def test_a_truncated_run_json_is_unreadable_naming_the_file(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC):
+        pass
+    journal.run_file.write_bytes(journal.run_file.read_bytes()[:40])
+    with pytest.raises(Unreadable) as raised:
+        journal.header()
+    assert "run.json cannot be read" in str(raised.value)
+
+
+def test_run_lock_is_removed_when_the_play_ends_and_a_stale_one_is_no_obstacle(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC) as appended:
+        assert (journal.folder / "run.lock").exists()
+        appended.record(outcome(0))
+    assert not (journal.folder / "run.lock").exists()
+    (journal.folder / "run.lock").write_bytes(b"")  # left by a process killed with SIGKILL
+    with pytest.raises(KeyboardInterrupt), journal.play(SPEC):
+        raise KeyboardInterrupt
+    assert not (journal.folder / "run.lock").exists()
+    assert sorted(p.name for p in journal.folder.iterdir()) == ["attempts.jsonl", "run.json"]
 
 
 def test_a_newer_format_is_refused_naming_both_versions(tmp_path: Path) -> None:

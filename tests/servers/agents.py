@@ -11,6 +11,7 @@
   `/retry-after-date` the same with 503 and an HTTP date 30 s ahead.
 * `/status/<code>` — that status, with a JSON error body.
 * `/slow` — answers after `slow` seconds (or when the server stops).
+* `/jitter` — as `/ok`, after a random wait of up to 40 ms (so a signal can land mid-turn).
 * `/not-json`, `/no-answer` (no choices), `/object-answer`, `/number-answer` — answers convy cannot
   read, or reads as a number.
 * `/huge` — a 10 MB answer; `/huge-gzip` 10 MB gzip-encoded (about 7.5 MB sent), so its size is
@@ -146,6 +147,9 @@ class AgentServer:
                 return self.completion(request, f"echo: {latest}", usage="full")
             case ["status", code]:
                 return int(code), JSON, json.dumps({"error": f"status {code}"}).encode()
+            case ["jitter"]:
+                self._stopping.wait(random.uniform(0.0, 0.04))
+                return self.completion(request, f"echo: {latest}", usage="full")
             case ["slow"]:
                 self._stopping.wait(self.slow)
                 return self.completion(request, f"echo: {latest}", usage="full")

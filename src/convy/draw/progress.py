@@ -7,12 +7,14 @@ import asyncio
 import time
 from typing import TextIO
 
+from convy.draw.untrusted import Untrusted
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 
 
 class Printed:
     """Shows each outcome as it is recorded: done/total, held, not held, without verdict, elapsed,
-    and the time still to go."""
+    and the time still to go. Scenario names, claims and reasons are untrusted text: printed on one
+    line with control characters replaced."""
 
     def __init__(self, total: int, stream: TextIO, live: bool) -> None:
         self._total = total
@@ -33,23 +35,27 @@ class Printed:
             case Verdict():
                 self.failed += 1
                 failing = [c.claim for c in outcome.decision.claims if not c.passed]
-                mark = f"not held: {failing[0][:70]}" if failing else "not held"
+                mark = f"not held: {self._shown(failing[0], 70)}" if failing else "not held"
             case Failed(reason=reason):
                 self.failed += 1
-                mark = f"agent failed ({reason})"
+                mark = f"agent failed ({self._shown(reason, 60)})"
             case NoVerdict(reason=reason):
                 self.unjudged += 1
-                mark = f"no verdict ({reason})"
+                mark = f"no verdict ({self._shown(reason, 60)})"
         if self._live:
             self._stream.write("\r\x1b[2K" + self.line())
             if self.done == self._total:
                 self._stream.write("\n")
         else:
+            scenario = self._shown(outcome.scenario, 120)
             self._stream.write(
-                f"[{self.done}/{self._total}] {outcome.scenario} #{outcome.index + 1}: {mark} "
+                f"[{self.done}/{self._total}] {scenario} #{outcome.index + 1}: {mark} "
                 f"({len(outcome.turns)} turns, {outcome.seconds:.1f} s)\n"
             )
         self._stream.flush()
+
+    def _shown(self, text: str, limit: int) -> str:
+        return Untrusted(text=text).console(limit)
 
     async def ticking(self, seconds: float = 1.0) -> None:
         """On a terminal, redraw the live line every `seconds` (elapsed and ETA move between

@@ -72,6 +72,7 @@ from convy.compare.statistics import Rate, Share, Unknown
 from convy.compare.summary import Summary
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.store.atomic import AtomicFile
 from convy.store.runs import StoredRun
 
 
@@ -205,9 +206,9 @@ class Table(msgspec.Struct, frozen=True):
 
     def write(self, folder: Path) -> None:
         """<name>.csv and <name>.jsonl in `folder`."""
-        with (folder / f"{self.name}.csv").open("w", encoding="utf-8", newline="") as stream:
+        with AtomicFile(folder / f"{self.name}.csv").opened(newline="") as stream:
             self.csv(stream)
-        with (folder / f"{self.name}.jsonl").open("w", encoding="utf-8", newline="\n") as stream:
+        with AtomicFile(folder / f"{self.name}.jsonl").opened(newline="\n") as stream:
             self.jsonl(stream)
 
     def _cell(self, value: Any) -> Any:

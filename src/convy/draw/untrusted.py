@@ -100,6 +100,13 @@ class Untrusted(Data, frozen=True, kw_only=True):
         lines = "\n".join(self._clean().splitlines())
         return COMMAND.sub(r"\1\2" + JOINER, lines)
 
+    def console(self, limit: int) -> str:
+        """The text for one line of a terminal or a CI log: on one line, cut to `limit` characters,
+        control characters (ANSI escapes among them) and bidirectional overrides replaced, and no
+        workflow command at its start."""
+        text = self._cut(" ".join(self._clean().split()), limit)
+        return COMMAND.sub(r"\1\2" + JOINER, text)
+
     def _clean(self) -> str:
         return self.text.replace("\r\n", "\n").replace("\r", "\n").translate(UNSAFE)
 

@@ -5,6 +5,7 @@ whatever fails on the way."""
 from __future__ import annotations
 
 import datetime
+import secrets
 import time
 
 import msgspec
@@ -46,10 +47,11 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
     max_turns: int
     run: str = ""
 
-    @property
-    def key(self) -> str:
-        """The conversation id the agent sees: stable for this attempt of this run."""
-        return f"{self.run}-{self.scenario.name}-{self.index}"
+    def conversation(self) -> str:
+        """A new conversation id for one play of this attempt: the run, the scenario, the index and
+        a random part, so that playing the attempt again (a resume) opens a conversation the agent
+        has never seen."""
+        return f"{self.run}-{self.scenario.name}-{self.index}-{secrets.token_hex(4)}"
 
     async def outcome(self, agent: Agent, user_model: Model, judge: Judge) -> Outcome:
         """Play the attempt. An agent failure ends it Failed without asking the judge; a model
@@ -58,8 +60,9 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         clock = time.monotonic()
         turns: list[Turn] = []
         spent = Spent()
+        conversation = self.conversation()
         ended, decision = await self._dialogue(
-            agent, SimulatedUser(model=user_model, scenario=self.scenario), turns, spent
+            agent, SimulatedUser(model=user_model, scenario=self.scenario), conversation, turns, spent
         )
         judged = Spent()
         if decision is None:
@@ -78,6 +81,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             judge_usage=judged.usage(),
             user_usage=spent.usage(),
             started=started,
+            conversation=conversation,
         )
 
     async def verdict(self, judge: Judge, turns: tuple[Turn, ...], judged: Spent) -> Verdict:
@@ -92,11 +96,11 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         return Verdict(holds=all(result.passed for result in results), claims=results)
 
     async def _dialogue(
-        self, agent: Agent, user: SimulatedUser, turns: list[Turn], spent: Spent
+        self, agent: Agent, user: SimulatedUser, conversation_id: str, turns: list[Turn], spent: Spent
     ) -> tuple[str, Decision | None]:
         """The dialogue, appended to `turns`; how it ended, and the decision it forced if any."""
         try:
-            async with agent.conversation(self.key) as conversation:
+            async with agent.conversation(conversation_id) as conversation:
                 move = await user.first()
                 while True:
                     spent.add(move.usage)

@@ -81,3 +81,6 @@ class Outcome(Data, frozen=True, kw_only=True):
     judge_usage: Usage | None = None
     user_usage: Usage | None = None
     started: str = ""
+    conversation: str = ""
+    """The conversation id the agent saw (`$conversation`): new each time an attempt is played, so a
+    resumed attempt never continues the conversation of an interrupted one."""

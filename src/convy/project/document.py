@@ -111,7 +111,15 @@ class Document(msgspec.Struct, frozen=True):
 
     def declarations(self) -> tuple[Declaration, ...]:
         """The file's scenarios in their order, each with its lines; ConfigurationError with file and
-        line for anything wrong in it."""
+        line for anything wrong in it (a document nested too deeply to read included)."""
+        try:
+            return self._declarations()
+        except RecursionError:
+            raise ConfigurationError(
+                self.file, "is nested too deeply to be a scenario file (hundreds of levels)"
+            ) from None
+
+    def _declarations(self) -> tuple[Declaration, ...]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:

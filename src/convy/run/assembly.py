@@ -138,6 +138,10 @@ class Project(msgspec.Struct, frozen=True):
             raise ConfigurationError(f"{where}{line}", "is not valid YAML") from None
         except msgspec.ValidationError as error:
             raise ConfigurationError(where, str(error)) from None
+        except RecursionError:
+            raise ConfigurationError(where, "is nested too deeply to be an agent file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigurationError(where, f"cannot be read: {error}") from None
         spec = spec.resolved(self.environ, where)
         return JsonAgent(spec, timeout, spec.verify(self.root))
 

@@ -12,6 +12,7 @@ from convy.compare.comparison import Compared, Comparison, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.summary import Summary, Summed
 from convy.project.settings import Settings
+from convy.store.atomic import AtomicFile
 from convy.store.runs import StoredRun
 
 if TYPE_CHECKING:
@@ -43,18 +44,16 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
 
         folder = self.run.folder
         comment = folder / "comment.md"
-        comment.write_text(self.comment(links or Links()), encoding="utf-8")
+        AtomicFile(comment).write_text(self.comment(links or Links()))
         report = folder / "report.html"
-        report.write_text(
-            Report(self.comparison.now, self.run.outcomes(), self.decision).html(), encoding="utf-8"
-        )
+        AtomicFile(report).write_text(Report(self.comparison.now, self.run.outcomes(), self.decision).html())
         files = [comment, report]
         match self.comparison.baseline:
             case NoBaseline():
                 pass
             case _:
                 page = folder / "comparison.html"
-                page.write_text(ComparisonPage(self.comparison, self.decision).html(), encoding="utf-8")
+                AtomicFile(page).write_text(ComparisonPage(self.comparison, self.decision).html())
                 files.append(page)
         return tuple(files)
 

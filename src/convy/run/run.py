@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -123,6 +124,14 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
 
     async def play(self, agent: Agent, models: Models, watch: Journal) -> tuple[Outcome, ...]:
         """Play the missing attempts: each written to the folder, then shown to `watch`."""
+        return await self.playing(agent, models, lambda run, missing: watch)
+
+    async def playing(
+        self, agent: Agent, models: Models, watch: Callable[[Run, int], Journal]
+    ) -> tuple[Outcome, ...]:
+        """Play the missing attempts, worked out once run.lock is held (so two resumes of one
+        folder never play the same attempt): `watch(run, missing)` makes the journal that shows
+        them; each is written to the folder, then shown."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -139,9 +148,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             ahead=limits.concurrency * 2,
         )
-        attempts = self.missing()
         with self.journal.play(self.spec) as appended:
-            return await bench.run(attempts, Both(appended, watch))
+            attempts = self.missing()
+            return await bench.run(attempts, Both(appended, watch(self, len(attempts))))
 
 
 class Both:

@@ -41,8 +41,9 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             agent_rpm=settings.agent_rpm,
         )
 
-    async def play(self, provenance: Provenance, watch: Callable[[Run], Journal]) -> Run:
-        """Play the run's missing attempts; `watch` makes the journal that shows progress."""
+    async def play(self, provenance: Provenance, watch: Callable[[Run, int], Journal]) -> Run:
+        """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
+        progress, once the folder is held and the missing attempts are known."""
         settings = self.project.settings
         clients = Clients(settings.turn_timeout, settings.concurrency, settings.model_url)
         async with clients.client() as client:
@@ -60,7 +61,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
-            await run.play(self.agent, models, watch(run))
+            await run.playing(self.agent, models, watch)
             return run
 
 
@@ -79,7 +80,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
                 raise ConfigurationError(str(self.resume), "is not a run folder (no run.json)")
             try:
                 recorded = journal.header()
-            except NewerFormat as error:
+            except (NewerFormat, ValueError) as error:
                 raise ConfigurationError(str(self.resume), str(error)) from None
         part = Slice.read(self.project.settings.shard)
         declarations = self.project.declarations()

@@ -1,5 +1,7 @@
 """The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json),
-and RunJournal (a Journal), which writes the folder and holds run.lock while it plays."""
+and RunJournal (a Journal), which writes the folder and holds run.lock while it plays. Read back,
+attempts.jsonl counts each (scenario, index) once: a malformed line or a second line for the same
+attempt is skipped, and reported as Damage."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import msgspec
 
 from convy.data import Data
 from convy.play.outcome import STAMP, Outcome
+from convy.store.atomic import AtomicFile
 
 FORMAT = 1
 """The run folder format this code writes; a newer one is refused, an older one converted."""
@@ -123,6 +126,20 @@ class Header(msgspec.Struct, frozen=True):
     format: int = 0
 
 
+class Damage(Data, frozen=True, kw_only=True):
+    """A line of attempts.jsonl that is not counted, and why (1-based line number)."""
+
+    line: int
+    why: str
+
+    def text(self) -> str:
+        return f"attempts.jsonl line {self.line}: {self.why}"
+
+
+class Unreadable(ValueError):
+    """run.json cannot be read (truncated, not JSON, not a run); the message says which folder."""
+
+
 class RunInUse(Exception):
     """Another process is playing this run folder (it holds run.lock)."""
 
@@ -167,30 +184,74 @@ class RunJournal:
         return self.folder / "run.json"
 
     def header(self) -> RunFile:
-        """run.json as written, refusing a newer format."""
-        raw = self.run_file.read_bytes()
-        found = msgspec.json.decode(raw, type=Header).format
+        """run.json as written, refusing a newer format; Unreadable when it cannot be read."""
+        try:
+            raw = self.run_file.read_bytes()
+            found = msgspec.json.decode(raw, type=Header).format
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise Unreadable(f"{self.run_file} cannot be read: {self._why(error)}") from None
         if found > FORMAT:
             raise NewerFormat(self.folder, found)
-        return msgspec.json.decode(raw, type=RunFile)
+        try:
+            return msgspec.json.decode(raw, type=RunFile)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise Unreadable(f"{self.run_file} cannot be read: {self._why(error)}") from None
+
+    def _why(self, error: Exception) -> str:
+        if isinstance(error, OSError):
+            return error.strerror or type(error).__name__
+        return str(error)
 
     def outcomes(self) -> Iterator[Outcome]:
-        """The outcomes on disk, streamed line by line; a torn last line (a crash mid-write) is
-        skipped, a broken line before others is an error."""
-        if not self.attempts.exists():
+        """The outcomes on disk, streamed line by line, each (scenario, index) once: the first line
+        for it counts; a malformed line (a torn one included) and a second line for the same
+        attempt are skipped (`damage()` tells which)."""
+        for _, found in self._read():
+            if isinstance(found, Outcome):
+                yield found
+
+    def damage(self) -> tuple[Damage, ...]:
+        """The lines of attempts.jsonl that `outcomes()` skips, and why."""
+        return tuple(
+            Damage(line=number, why=problem) for number, problem in self._read() if isinstance(problem, str)
+        )
+
+    def _read(self) -> Iterator[tuple[int, Outcome | str]]:
+        """Each non-blank line's number with its outcome, or the reason it is skipped."""
+        try:
+            stream = self.attempts.open("rb")
+        except FileNotFoundError:
             return
+        except OSError as error:
+            raise Unreadable(f"{self.attempts} cannot be read: {self._why(error)}") from None
         decoder = msgspec.json.Decoder(Outcome)
-        broken: msgspec.DecodeError | None = None
-        with self.attempts.open("rb") as stream:
-            for line in stream:
+        seen: dict[tuple[str, int], int] = {}
+        with stream:
+            for number, line in enumerate(stream, start=1):
                 if not line.strip():
                     continue
-                if broken is not None:
-                    raise broken
                 try:
-                    yield decoder.decode(line)
-                except msgspec.DecodeError as error:
-                    broken = error
+                    outcome = decoder.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError) as error:
+                    torn = not line.endswith(b"\n")
+                    kind = "torn (a crash while writing it)" if torn else "malformed"
+                    yield number, f"{kind}, skipped: {self._short(str(error))}"
+                    continue
+                key = (outcome.scenario, outcome.index)
+                first = seen.setdefault(key, number)
+                if first != number:
+                    yield (
+                        number,
+                        (
+                            f"a second line for {outcome.scenario!r} attempt {outcome.index + 1} "
+                            f"(the first, on line {first}, counts), skipped"
+                        ),
+                    )
+                    continue
+                yield number, outcome
+
+    def _short(self, text: str) -> str:
+        return text if len(text) <= 120 else text[:119] + "…"
 
     def torn(self) -> bool:
         """Whether the last line of attempts.jsonl is torn."""
@@ -215,9 +276,7 @@ class RunJournal:
         self._write(run)
 
     def _write(self, run: RunFile) -> None:
-        partial = self.run_file.with_suffix(".json.partial")
-        partial.write_bytes(msgspec.json.format(msgspec.json.encode(run)))
-        os.replace(partial, self.run_file)
+        AtomicFile(self.run_file).write_bytes(msgspec.json.format(msgspec.json.encode(run)))
 
     def _mend(self) -> None:
         """Cut a torn last line, so the next line appended starts on a line of its own."""
@@ -230,16 +289,30 @@ class RunJournal:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        """Hold run.lock (an flock) while playing; the file is removed before it is let go. A lock
+        taken on a file that was removed meanwhile (by the holder ending) is taken again on the
+        new one, so two processes never both hold the folder."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        with (self.folder / "run.lock").open("a+b") as lock:
+        path = self.folder / "run.lock"
+        while True:
+            lock = path.open("a+b")
             try:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as error:
+                lock.close()
                 raise RunInUse(f"{self.folder} is being played by another process") from error
             try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                same = os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            lock.close()
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+            lock.close()
 
     @contextlib.contextmanager
     def play(self, spec: RunSpec, agent_version: str = "") -> Iterator[Appended]:

@@ -1,5 +1,6 @@
-"""Runs: run folders read back — newer formats refused, older ones converted, a torn last line
-skipped — and Broken, what could not be read, for the command to show."""
+"""Runs: run folders read back — newer formats refused, older ones converted, malformed and repeated
+attempt lines skipped (StoredRun.damage says which) — and Broken, what could not be read, for the
+command to show."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import msgspec
 
 from convy.data import Data
 from convy.play.outcome import Outcome
-from convy.store.journal import NewerFormat, RunFile, RunJournal
+from convy.store.journal import Damage, NewerFormat, RunFile, RunJournal
 
 
 class Broken(Data, frozen=True, kw_only=True):
@@ -36,6 +37,14 @@ class StoredRun(msgspec.Struct, frozen=True):
     def torn(self) -> bool:
         return self.journal.torn()
 
+    def damage(self) -> tuple[Damage, ...]:
+        """The attempt lines not counted (malformed, torn, or a second line for one attempt)."""
+        return self.journal.damage()
+
+    def readable(self) -> int:
+        """How many attempts the folder holds that count."""
+        return sum(1 for _ in self.outcomes())
+
 
 class Runs(msgspec.Struct, frozen=True):
     """Every run folder under a results folder (results/<agent>/<run-id>/), oldest first."""
@@ -49,12 +58,9 @@ class Runs(msgspec.Struct, frozen=True):
     def one(self, folder: Path) -> StoredRun:
         """One run folder; NewerFormat when it is newer than this code, ValueError when unreadable."""
         journal = RunJournal(folder)
-        if not journal.run_file.exists():
+        if not journal.run_file.is_file():
             raise ValueError(f"{folder} is not a run folder (no run.json)")
-        try:
-            return StoredRun(journal, journal.header())
-        except (msgspec.DecodeError, msgspec.ValidationError) as error:
-            raise ValueError(f"{folder}/run.json cannot be read: {error}") from None
+        return StoredRun(journal, journal.header())
 
     def readable(self) -> tuple[StoredRun, ...]:
         runs: list[StoredRun] = []
@@ -70,9 +76,7 @@ class Runs(msgspec.Struct, frozen=True):
         found: list[Broken] = []
         for folder in self.folders():
             try:
-                run = self.one(folder)
-                for _ in run.outcomes():
-                    pass
-            except (NewerFormat, ValueError, msgspec.DecodeError, msgspec.ValidationError) as error:
+                self.one(folder).damage()
+            except (NewerFormat, ValueError) as error:
                 found.append(Broken(folder=str(folder), reason=str(error)))
         return tuple(found)
