@@ -1,15 +1,16 @@
 """Fakes: simple working objects for every interface — FakeAgent, Echo, FakeModel, FakeJudge,
-MemoryJournal. They are public, so a user can test their own wiring with them."""
+MemoryJournal, FakeClock. They are public, so a user can test their own wiring with them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
 from convy.play.agent import Answer, Message, Usage
 from convy.play.dialog import Decided
-from convy.play.model import Reply
+from convy.play.model import Reply, Schema
 from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
 from convy.project.scenario import Claim
 
@@ -84,7 +85,7 @@ class FakeModel:
     def name(self) -> str:
         return self._name
 
-    async def reply(self, messages: tuple[Message, ...], json: bool = False) -> Reply:
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
         self.asked.append(messages)
         index = len(self.asked) - 1
         text = self._replies[index] if index < len(self._replies) else "FINISHED"
@@ -130,4 +131,22 @@ class MemoryJournal:
         self.outcomes.append(outcome)
 
 
-__all__ = ["Echo", "FakeAgent", "FakeJudge", "FakeModel", "MemoryJournal"]
+class FakeClock:
+    """A clock for Patience whose time moves only when something sleeps on it: a sleep of any
+    length returns at once (after letting other tasks run) with the time moved on by it. `slept`
+    keeps every wait asked for."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self._now = start
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self._now += seconds
+        await asyncio.sleep(0)
+
+
+__all__ = ["Echo", "FakeAgent", "FakeClock", "FakeJudge", "FakeModel", "MemoryJournal"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from convy.errors import ConfigurationError
+from convy.play.errorbody import SECRET_LENGTH
 from convy.project.settings import ACTION, ENGINE, SECRETS, Flags, Setting, Settings, Sources
 
 NAMES: tuple[str, ...] = ENGINE + ACTION
@@ -65,8 +66,10 @@ class Inputs(msgspec.Struct, frozen=True):
 
 
 class Masks(msgspec.Struct, frozen=True):
-    """The values of the secret inputs (model-key, github-token, agent-headers) wherever they were
-    given — flags, `INPUT_*`, `CONVY_*` — each line of a multi-line one, and each header's value."""
+    """The values of the secret inputs (model-key, judge-key, github-token, agent-headers) wherever
+    they were given — flags, `INPUT_*`, `CONVY_*` — each line of a multi-line one, and each header's
+    value; only those of 8 characters or more (shorter ones are not secrets worth corrupting every
+    message of the log for)."""
 
     flags: Mapping[str, object]
     environ: Mapping[str, str]
@@ -86,6 +89,6 @@ class Masks(msgspec.Struct, frozen=True):
                         found.append(rest.strip().removeprefix("Bearer ").strip())
         shown: list[str] = []
         for value in found:
-            if len(value) >= 3 and value not in shown:
+            if len(value) >= SECRET_LENGTH and value not in shown:
                 shown.append(value)
         return tuple(shown)

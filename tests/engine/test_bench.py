@@ -113,7 +113,7 @@ def test_an_empty_user_reply_is_no_verdict() -> None:
             [Attempt(scenario=scenario("s", opening=""), index=0, max_turns=3)], MemoryJournal()
         )
     )
-    assert isinstance(outcomes[0].decision, NoVerdict) and outcomes[0].decision.reason == "model_failure"
+    assert isinstance(outcomes[0].decision, NoVerdict) and outcomes[0].decision.reason == "user_failure"
 
 
 def test_the_dialogue_stops_at_max_turns_and_at_finished() -> None:

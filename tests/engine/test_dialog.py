@@ -77,9 +77,10 @@ def test_without_an_opening_the_model_writes_the_first_message() -> None:
     move, requests = user_move("  Hello, where is my order?\n", (), opening="")
     assert move == Said(
         text="Hello, where is my order?",
-        usage=Usage(input=len(requests[0]["messages"][0]["content"]), output=28),
+        usage=Usage(input=len(requests[0]["messages"][0]["content"]) + len(prompts.USER_START), output=28),
     )
-    assert [message["role"] for message in requests[0]["messages"]] == ["system"]
+    assert [message["role"] for message in requests[0]["messages"]] == ["system", "user"]
+    assert requests[0]["messages"][1]["content"] == prompts.USER_START
     assert BRIEF in requests[0]["messages"][0]["content"]
     assert "FINISHED" in requests[0]["messages"][0]["content"]
     assert "response_format" not in requests[0]
@@ -90,6 +91,7 @@ def test_the_simulated_user_sees_roles_swapped() -> None:
     assert move == Said(text="Any news?", usage=move.usage)
     messages = requests[0]["messages"]
     assert [(message["role"], message["content"]) for message in messages[1:]] == [
+        ("user", prompts.USER_START),
         ("assistant", OPENING),
         ("user", TURNS[0].agent),
         ("assistant", "It's 4411."),
@@ -113,14 +115,16 @@ def test_each_request_keeps_the_one_before_as_its_prefix() -> None:
     assert len(second) == len(first) + 2
 
 
-@pytest.mark.parametrize("text", ["FINISHED", "  FINISHED\n"])
+@pytest.mark.parametrize(
+    "text", ["FINISHED", "  FINISHED\n", "FINISHED.", "finished", "**Finished!**", "Thanks, bye.\nFINISHED"]
+)
 def test_finished_ends_the_dialogue(text: str) -> None:
     move, _ = user_move(text, TURNS)
     assert move == Finished(usage=Usage(input=move.usage.input if move.usage else None, output=len(text)))
 
 
-@pytest.mark.parametrize("text", ["FINISHED.", "Thanks! FINISHED", "finished"])
-def test_only_exactly_finished_ends_the_dialogue(text: str) -> None:
+@pytest.mark.parametrize("text", ["Thanks! FINISHED", "FINISHED\nOne more thing.", "I am not finished yet"])
+def test_only_a_last_line_of_finished_ends_the_dialogue(text: str) -> None:
     move, _ = user_move(text, TURNS)
     assert move == Said(text=text, usage=move.usage)
 
@@ -190,7 +194,8 @@ def test_a_failed_claim_means_the_verdict_does_not_hold() -> None:
 def test_the_judge_request() -> None:
     _, requests = judged(GOOD)
     request = requests[0]
-    assert request["response_format"] == {"type": "json_object"}
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["response_format"]["json_schema"]["strict"] is True
     system, user = request["messages"]
     assert system == {"role": "system", "content": prompts.JUDGE_SYSTEM.substitute()}
     assert user["role"] == "user"
@@ -232,7 +237,7 @@ def test_a_grade_given_for_a_plain_claim_is_dropped() -> None:
         ('{"verdict": true}', "not the JSON asked for"),
         (
             decisions({"pass": "yes", "reason": "."}, {"pass": True, "grade": "clear"}),
-            "not the JSON asked for",
+            "not true or false",
         ),
         (decisions({"pass": True, "reason": "Only one."}), "1 decisions for 2 claims"),
         (

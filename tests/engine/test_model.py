@@ -100,14 +100,14 @@ def test_busy_without_retry_after() -> None:
 
 
 def test_an_error_status_is_a_failure_naming_the_url_without_its_query() -> None:
-    answer = Canned(500, {"error": {"message": f"Internal error for key {KEY}"}})
+    answer = Canned(400, {"error": {"message": f"Bad request for key {KEY}"}})
     with ModelServer(lambda request: answer) as server:
         url = server.url
         text = failure(url + "?token=hidden")
-    assert "HTTP 500" in text
+    assert "HTTP 400" in text
     assert f"{url}/chat/completions" in text
     assert "hidden" not in text
-    assert "Internal error for key ***" in text
+    assert "Bad request for key ***" in text
 
 
 @pytest.mark.parametrize(
@@ -129,19 +129,30 @@ def test_unusable_answers_are_failures(answer: str | Canned, expected: str) -> N
         assert expected in failure(server.url)
 
 
-def test_a_timeout_is_a_failure() -> None:
+def busy(url: str, timeout: float = 5.0) -> Busy:
+    with pytest.raises(Busy) as caught:
+        ask(url, timeout=timeout)
+    assert KEY not in str(caught.value)
+    return caught.value
+
+
+def test_a_timeout_is_worth_asking_again_and_says_the_seconds() -> None:
     def slow(request: Request) -> str:
         time.sleep(0.5)
         return "late"
 
     with ModelServer(slow) as server:
-        assert "timeout" in failure(server.url, timeout=0.1)
+        error = busy(server.url, timeout=0.1)
+    assert error.kind == "timeout"
+    assert "within 0.1 s" in str(error)
 
 
-def test_a_refused_connection_is_a_failure() -> None:
+def test_a_refused_connection_is_worth_asking_again() -> None:
     with ModelServer(lambda request: "ok") as server:
         url = server.url
-    assert "failed" in failure(url)
+    error = busy(url)
+    assert error.kind == "connection"
+    assert "failed" in str(error)
 
 
 def test_the_key_is_not_in_its_repr() -> None:
@@ -215,7 +226,7 @@ def test_a_refused_request_is_sent_again_and_processed_once() -> None:
 def test_a_model_busy_beyond_patience_is_a_model_failure() -> None:
     with (
         ModelServer(lambda request: Canned.busy("0.05")) as server,
-        pytest.raises(ModelFailure, match="busy: gave up after patience"),
+        pytest.raises(ModelFailure, match="gave up after waiting"),
     ):
         patient(server.url, patience=0.2)
     assert 2 <= len(server.requests) <= 6
@@ -224,8 +235,8 @@ def test_a_model_busy_beyond_patience_is_a_model_failure() -> None:
 
 def test_a_failure_is_not_sent_again() -> None:
     with (
-        ModelServer(lambda request: Canned(500, b"")) as server,
-        pytest.raises(ModelFailure, match="HTTP 500"),
+        ModelServer(lambda request: Canned(401, b"")) as server,
+        pytest.raises(ModelFailure, match="HTTP 401"),
     ):
         patient(server.url, patience=5.0)
     assert len(server.requests) == 1

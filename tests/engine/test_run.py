@@ -4,6 +4,7 @@ folder ends finished, and only refusals are retried."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 from pathlib import Path
@@ -80,8 +81,9 @@ def test_a_503_beyond_patience_is_no_verdict_agent_busy(tmp_path: Path) -> None:
     with AgentServer() as agent:
         outcomes = played(f"{agent.url}/status/503", tmp_path, patience=0.5)
     assert [o.decision for o in outcomes] == [
-        NoVerdict(reason="agent_busy", detail=outcomes[0].decision.detail)
+        NoVerdict(reason="agent_busy", detail=outcomes[0].decision.detail, status=503, message="status 503")
     ] * 2
+    assert "gave up after waiting" in outcomes[0].decision.detail
 
 
 def test_server_errors_fail_the_attempt_without_a_retry_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -116,7 +118,9 @@ def test_bad_answers_fail_the_attempt(tmp_path: Path) -> None:
 
 
 def test_a_judge_that_answers_badly_leaves_the_attempt_without_verdict(tmp_path: Path) -> None:
-    answers = iter(["not json", json.dumps({"decisions": []}), json.dumps({"decisions": [{"pass": "yes"}]})])
+    answers = itertools.cycle(
+        ["not json", json.dumps({"decisions": []}), json.dumps({"decisions": [{"pass": "yes"}]})]
+    )
 
     def badly(request: dict[str, Any]) -> str:
         return next(answers) if request.get("response_format") else "FINISHED"
@@ -145,5 +149,8 @@ def test_a_judge_that_answers_badly_leaves_the_attempt_without_verdict(tmp_path:
                 return tuple(run.journal.outcomes())
 
         outcomes = asyncio.run(play())
-    assert all(isinstance(o.decision, NoVerdict) and o.decision.reason == "model_failure" for o in outcomes)
+    assert all(
+        isinstance(o.decision, NoVerdict) and o.decision.reason == "judge_unreadable" for o in outcomes
+    )
+    assert all(isinstance(o.decision, NoVerdict) and o.decision.raw for o in outcomes)
     assert len(outcomes) == 3

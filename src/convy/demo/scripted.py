@@ -59,7 +59,7 @@ class ScriptedModels:
             return 404, {"Content-Type": "application/json"}, b'{"error": {"message": "not found"}}'
         request = json.loads(body)
         messages: list[dict[str, str]] = request["messages"]
-        if request.get("response_format", {}).get("type") == "json_object":
+        if request.get("response_format", {}).get("type") in ("json_object", "json_schema"):
             content = json.dumps({"decisions": self.decisions("\n".join(m["content"] for m in messages))})
         else:
             content = self.said(messages)
@@ -78,7 +78,7 @@ class ScriptedModels:
     def said(self, messages: list[dict[str, str]]) -> str:
         """The simulated user's next message: its script's line for the agent's latest answer."""
         brief = messages[0]["content"] if messages else ""
-        answers = sum(1 for m in messages if m["role"] == "user")
+        answers = sum(1 for m in messages if m["role"] == "assistant")
         for user in self._script.users:
             if user.persona in brief:
                 if answers == 0:

@@ -27,6 +27,19 @@ class Usage(Data, frozen=True, kw_only=True):
     input: int | None = None
     output: int | None = None
 
+    def plus(self, other: Usage | None) -> Usage:
+        """Both requests' tokens added up; a count neither reported stays unknown."""
+        if other is None:
+            return self
+        return Usage(
+            input=None
+            if self.input is None and other.input is None
+            else (self.input or 0) + (other.input or 0),
+            output=None
+            if self.output is None and other.output is None
+            else (self.output or 0) + (other.output or 0),
+        )
+
 
 class Thought(Tagged, frozen=True, kw_only=True, tag="thought"):
     """A step of the agent's that is text: reasoning, a note."""
@@ -57,10 +70,14 @@ class AgentFailure(Exception):
     """The agent failed a turn (HTTP 500, a timeout, an answer convy cannot read...): the attempt is
     Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", *, status: int = 0, message: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.status = status
+        """The HTTP status of the answer that failed the turn; 0 where there was none."""
+        self.message = message
+        """The agent's own words: the message of its error answer (one line, secrets masked)."""
 
 
 class Conversation(Protocol):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import secrets
 import time
+from typing import Literal
 
 import msgspec
 
@@ -39,6 +40,40 @@ class Spent(msgspec.Struct):
         return Usage(input=self.input, output=self.output) if self.seen else None
 
 
+class Unjudged(msgspec.Struct, frozen=True):
+    """A model failure of the simulated user's (`role` user) or the judge's model, as the attempt's
+    NoVerdict: its reason names the role and the kind (`user_timeout`, `user_failure`,
+    `judge_timeout`, `judge_failure`, `judge_unreadable`, `context_exceeded`, `model_busy`), its
+    detail starts with the role (`user: `, `judge: `), and it keeps the HTTP status, the service's
+    own message and an unreadable reply as it came."""
+
+    role: Literal["user", "judge"]
+    failure: ModelFailure
+
+    @property
+    def reason(self) -> str:
+        match self.failure.kind:
+            case "busy":
+                return "model_busy"
+            case "context":
+                return "context_exceeded"
+            case "timeout":
+                return f"{self.role}_timeout"
+            case "unreadable" if self.role == "judge":
+                return "judge_unreadable"
+            case _:
+                return f"{self.role}_failure"
+
+    def decision(self) -> NoVerdict:
+        return NoVerdict(
+            reason=self.reason,
+            detail=f"{self.role}: {self.failure}",
+            status=self.failure.status,
+            message=self.failure.message,
+            raw=self.failure.raw,
+        )
+
+
 class Attempt(msgspec.Struct, frozen=True, kw_only=True):
     """The index-th attempt of a scenario, with the most agent answers it may have."""
 
@@ -69,7 +104,8 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             try:
                 decision = await self.verdict(judge, tuple(turns), judged)
             except ModelFailure as error:
-                decision = NoVerdict(reason="model_failure", detail=f"judge: {error}")
+                judged.add(error.usage)
+                decision = Unjudged(role="judge", failure=error).decision()
         return Outcome(
             scenario=self.scenario.name,
             index=self.index,
@@ -124,10 +160,15 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
                         return "max_turns", None
                     move = await user.next(tuple(turns))
         except AgentFailure as failure:
-            return "agent_failed", Failed(reason=failure.reason, detail=failure.detail)
+            return "agent_failed", Failed(
+                reason=failure.reason, detail=failure.detail, status=failure.status, message=failure.message
+            )
         except GaveUp as busy:
-            return "agent_busy", NoVerdict(reason="agent_busy", detail=str(busy))
+            return "agent_busy", NoVerdict(
+                reason="agent_busy", detail=str(busy), status=busy.busy.status, message=busy.busy.message
+            )
         except ModelFailure as error:
-            return "model_failed", NoVerdict(reason="model_failure", detail=f"user: {error}")
+            spent.add(error.usage)
+            return "model_failed", Unjudged(role="user", failure=error).decision()
         except Exception as error:  # the agent's own code: a bug there must not stop the run
             return "agent_failed", Failed(reason="agent_error", detail=f"{type(error).__name__}: {error}")

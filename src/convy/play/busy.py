@@ -1,8 +1,9 @@
-"""Busy, which an agent, model or judge raises when its service refused a request unprocessed;
-RetryAfter, the wait such a service asked for; Patience, how long a participant waits for a busy
-service, and GaveUp when it is over; Rate, requests per minute; Places, a participant's requests at
-once and per minute, fewer at once while its service is busy, which sends and retries them as its
-patience allows."""
+"""Busy, which an agent, model or judge raises when its service refused a request unprocessed (or,
+for a model, failed in a way worth asking again); RetryAfter, the wait such a service asked for, and
+Hints, every header a busy service may say it in; Clock, the time patience is counted in; Patience,
+how long a participant waits for a busy service, and GaveUp when it is over; Rate, requests per
+minute; Places, a participant's requests at once and per minute, fewer at once while its service is
+busy, which sends and retries them as its patience allows."""
 
 from __future__ import annotations
 
@@ -11,34 +12,73 @@ import contextlib
 import datetime
 import email.utils
 import random
+import re
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import NoReturn, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import NoReturn, Protocol, TypeVar
 
 import msgspec
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_before_delay
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 T = TypeVar("T")
 
 
 class Busy(Exception):
-    """The service refused the request before acting on it (HTTP 429 or 503): it may be sent again.
-    `retry_after` is the wait in seconds the service asked for, or None when it did not say."""
+    """The service refused the request before acting on it (HTTP 429 or 503), or — for a model,
+    whose calls have no side effects — failed in a way worth asking again (5xx, a timeout, a
+    connection refused or reset): it may be sent again. `retry_after` is the wait in seconds the
+    service asked for, or None when it did not say; `status` the HTTP status (0: none); `message`
+    the service's own words (one line, masked); `kind` what happened: `busy` (refused), `failure`
+    (an error answer), `timeout`, `connection`."""
 
-    def __init__(self, retry_after: float | None = None, detail: str = "") -> None:
+    def __init__(
+        self,
+        retry_after: float | None = None,
+        detail: str = "",
+        *,
+        status: int = 0,
+        message: str = "",
+        kind: str = "busy",
+    ) -> None:
         super().__init__(detail or "busy")
         self.retry_after = retry_after
         self.detail = detail
+        self.status = status
+        self.message = message
+        self.kind = kind
 
 
 class GaveUp(Exception):
-    """A participant's patience ran out while its service stayed busy; `busy` is the last refusal.
-    For an agent the attempt has NoVerdict (`agent_busy`); for a model it is a ModelFailure."""
+    """A participant's patience ran out while its service stayed busy; `busy` is the last refusal,
+    `seconds` how long it actually waited (from its first try to giving up), `patience` how long
+    it would have. For an agent the attempt has NoVerdict (`agent_busy`); for a model it is a
+    ModelFailure."""
 
-    def __init__(self, busy: Busy, seconds: float) -> None:
-        super().__init__(f"still busy after waiting up to {seconds:g} s: {busy}")
+    def __init__(self, busy: Busy, seconds: float, patience: float | None = None) -> None:
+        allowed = seconds if patience is None else patience
+        super().__init__(f"gave up after waiting {seconds:.1f} s (patience {allowed:g} s): {busy}")
         self.busy = busy
         self.seconds = seconds
+        self.patience = allowed
+
+
+class Clock(Protocol):
+    """The time patience is counted in: `now()` in seconds (monotonic), `sleep(seconds)`."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class WallClock:
+    """The real time: time.monotonic and asyncio.sleep."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
 
 class RetryAfter(msgspec.Struct, frozen=True):
@@ -66,6 +106,69 @@ class RetryAfter(msgspec.Struct, frozen=True):
         return max(0.0, (moment - start).total_seconds())
 
 
+DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+class Hints(msgspec.Struct, frozen=True):
+    """The headers of a busy answer, read for the wait it asks for; the first found wins:
+    `retry-after-ms` (milliseconds), `Retry-After` (seconds or an HTTP date), `llm_provider-retry-after`
+    (seconds, LiteLLM), then `x-ratelimit-reset-requests` and `x-ratelimit-reset-tokens` (durations
+    such as `1s`, `6m0s`, `20ms`, OpenAI)."""
+
+    headers: Mapping[str, str]
+
+    def seconds(self, now: datetime.datetime | None = None) -> float | None:
+        """The wait in seconds (0 or more), or None when no header gives a readable one."""
+        found = {name.lower(): value for name, value in self.headers.items()}
+        milliseconds = Number(found.get("retry-after-ms", "")).value()
+        if milliseconds is not None:
+            return milliseconds / 1000
+        after = RetryAfter(found.get("retry-after")).seconds(now)
+        if after is not None:
+            return after
+        provider = Number(found.get("llm_provider-retry-after", "")).value()
+        if provider is not None:
+            return provider
+        for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"):
+            duration = Duration(found.get(name, "")).seconds()
+            if duration is not None:
+                return duration
+        return None
+
+
+class Number(msgspec.Struct, frozen=True):
+    """A header's text read as a number of 0 or more; None when it is not one."""
+
+    text: str
+
+    def value(self) -> float | None:
+        try:
+            number = float(self.text.strip())
+        except ValueError:
+            return None
+        return number if number >= 0 and number == number and number != float("inf") else None
+
+
+class Duration(msgspec.Struct, frozen=True):
+    """A duration as OpenAI's rate-limit headers write it: `1s`, `6m0s`, `20ms`, `1h2m3.5s`, or a
+    plain number of seconds."""
+
+    text: str
+
+    def seconds(self) -> float | None:
+        text = self.text.strip().lower()
+        if not text:
+            return None
+        plain = Number(text).value()
+        if plain is not None:
+            return plain
+        parts = DURATION.findall(text)
+        if not parts or "".join(number + unit for number, unit in parts) != text:
+            return None
+        scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+        return sum(float(number) * scale[unit] for number, unit in parts)
+
+
 class Patience(msgspec.Struct, frozen=True):
     """How long, in seconds in all, a participant waits for a busy service before it gives up.
 
@@ -76,6 +179,7 @@ class Patience(msgspec.Struct, frozen=True):
     seconds: float
     first: float = 1.0
     most: float = 30.0
+    clock: Clock = msgspec.field(default_factory=WallClock)
 
     def __post_init__(self) -> None:
         if self.seconds < 0:
@@ -84,12 +188,15 @@ class Patience(msgspec.Struct, frozen=True):
             raise ValueError("the backoff needs 0 < first <= most")
 
     def retrying(self) -> AsyncRetrying:
-        """A fresh tenacity loop that repeats a request only while its service is Busy."""
+        """A fresh tenacity loop that repeats a request only while its service is Busy; its time
+        is the Patience's clock, from this moment."""
+        trying = Trying(self, self.clock.now())
         return AsyncRetrying(
             retry=retry_if_exception_type(Busy),
             wait=self.wait,
-            stop=stop_before_delay(self.seconds),
-            retry_error_callback=self.gave_up,
+            stop=trying.over,
+            sleep=self.clock.sleep,
+            retry_error_callback=trying.gave_up,
         )
 
     def wait(self, state: RetryCallState) -> float:
@@ -102,14 +209,28 @@ class Patience(msgspec.Struct, frozen=True):
                 backoff = min(self.most, self.first * 2.0 ** min(state.attempt_number - 1, 32))
                 return backoff * random.uniform(0.5, 1.0)
 
+
+class Trying(msgspec.Struct, frozen=True):
+    """One request's tries under a Patience, started at `start` (the Patience's clock)."""
+
+    patience: Patience
+    start: float
+
+    def waited(self) -> float:
+        return max(0.0, self.patience.clock.now() - self.start)
+
+    def over(self, state: RetryCallState) -> bool:
+        """Whether the next wait would end after the patience: then it gives up at once."""
+        return self.waited() + (state.upcoming_sleep or 0.0) >= self.patience.seconds
+
     def gave_up(self, state: RetryCallState) -> NoReturn:
-        """Ends the loop when patience ran out: GaveUp with the last Busy."""
+        """Ends the loop when patience ran out: GaveUp with the last Busy and the time waited."""
         error = state.outcome.exception() if state.outcome is not None else None
         match error:
             case Busy():
-                raise GaveUp(error, self.seconds) from error
+                raise GaveUp(error, self.waited(), self.patience.seconds) from error
             case _:
-                raise GaveUp(Busy(detail="busy"), self.seconds)
+                raise GaveUp(Busy(detail="busy"), self.waited(), self.patience.seconds)
 
 
 class Rate:

@@ -1,10 +1,13 @@
-"""The simulated user (SimulatedUser) and its moves, Said and Finished; the judge interface Judge,
-what a judge gives back (Decided: a Verdict with the judge's token usage), ChatJudge, a judge that
-asks a model, and Checked, which turns any error or wrong answer of a judge into ModelFailure and
+"""The simulated user (SimulatedUser) and its moves, Said and Finished, with LastLine (the FINISHED
+rule); the judge interface Judge, what a judge gives back (Decided: a Verdict with the judge's
+token usage), ChatJudge, a judge that asks a model (with the Schema of its answer, VerdictSchema,
+its reply Unwrapped and read as Rulings, asked again once), Allowed (what the scenario allows a
+verdict to be), and Checked, which turns any error or wrong answer of a judge into ModelFailure and
 gives a judge only what was said; the texts they build from the prompts: Transcript, ClaimList."""
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 import msgspec
@@ -12,7 +15,7 @@ import msgspec
 from convy.data import Data
 from convy.play import prompts
 from convy.play.agent import Message, Usage
-from convy.play.model import Model, ModelFailure
+from convy.play.model import Model, ModelFailure, Schema
 from convy.play.outcome import ClaimResult, Turn, Verdict
 from convy.project.scenario import Claim, Graded, Scenario
 
@@ -32,16 +35,32 @@ class Finished(Data, frozen=True, kw_only=True):
     usage: Usage | None = None
 
 
+class LastLine(msgspec.Struct, frozen=True):
+    """A simulated user's reply read for the FINISHED rule: it ends the dialogue when its last line,
+    stripped of punctuation and case, is FINISHED (what comes before that line is not sent)."""
+
+    text: str
+
+    def finished(self) -> bool:
+        lines = self.text.strip().splitlines()
+        if not lines:
+            return False
+        word = re.sub(r"[^\w\s]|_", "", lines[-1]).strip()
+        return word.casefold() == prompts.FINISHED.casefold()
+
+
 class SimulatedUser(msgspec.Struct, frozen=True):
-    """The scenario's user, played by a model: it sees the brief as its system message and the
-    dialogue with roles swapped — the agent's messages are `user`, its own (the opening included)
-    are `assistant`."""
+    """The scenario's user, played by a model. Its request (§13.1): the system text (the rules and
+    the brief), a user message that starts the conversation (USER_START), then the dialogue with
+    the agent's messages as `user` and its own (the opening included) as `assistant`; every request
+    ends with a user message, so it renders under any chat template that alternates user and
+    assistant after an optional system message."""
 
     model: Model
     scenario: Scenario
 
     def messages(self, turns: tuple[Turn, ...]) -> tuple[Message, ...]:
-        """The request for the user's next message: the system brief, then the dialogue."""
+        """The request for the user's next message: the system text, the start, then the dialogue."""
         system = Message(
             role="system",
             content=prompts.USER_SYSTEM.substitute(brief=self.scenario.user, finished=prompts.FINISHED),
@@ -54,13 +73,14 @@ class SimulatedUser(msgspec.Struct, frozen=True):
                 Message(role="user", content=turn.agent),
             )
         )
-        return (system, *dialogue)
+        return (system, Message(role="user", content=prompts.USER_START), *dialogue)
 
     async def next(self, turns: tuple[Turn, ...]) -> Said | Finished:
-        """The user's move after `turns`: its next message (trimmed), or Finished when the model's
-        reply is exactly FINISHED. The scenario's scripted turns (or its opening) are said first
-        without asking the model; after them, a scenario without a brief is Finished. An empty reply
-        is a ModelFailure; the model's own errors come out as they are."""
+        """The user's move after `turns`: its next message (trimmed), or Finished when the reply's
+        last line is FINISHED (LastLine). The scenario's scripted turns (or its opening) are said
+        first without asking the model; after them, a scenario without a brief is Finished. An empty
+        reply is a ModelFailure (with the tokens it spent); the model's own errors come out as they
+        are."""
         script = self.scenario.script
         if len(turns) < len(script):
             return Said(text=script[len(turns)])
@@ -69,8 +89,8 @@ class SimulatedUser(msgspec.Struct, frozen=True):
         reply = await self.model.reply(self.messages(turns))
         text = reply.text.strip()
         if not text:
-            raise ModelFailure("the simulated user's reply is empty")
-        if text == prompts.FINISHED:
+            raise ModelFailure("the simulated user's reply is empty", usage=reply.usage)
+        if LastLine(text).finished():
             return Finished(usage=reply.usage)
         return Said(text=text, usage=reply.usage)
 
@@ -134,21 +154,47 @@ class ClaimList(msgspec.Struct, frozen=True):
 
 
 class Ruling(msgspec.Struct, frozen=True):
-    """One decision of the judge model's answer, as it wrote it."""
+    """One decision of the judge model's answer, as it wrote it (`"pass": "true"` is read as true)."""
 
-    passed: bool = msgspec.field(name="pass")
+    passed: bool | str | None = msgspec.field(default=None, name="pass")
     grade: str | None = None
     reason: str = ""
 
-    def result(self, claim: Claim) -> ClaimResult:
-        """The decision on `claim`; a grade given for a plain claim is dropped (models add "n/a")."""
+    def result(self, number: int, claim: Claim) -> ClaimResult:
+        """The decision on `claim` (the `number`-th); a grade given for a plain claim is dropped
+        (models add "n/a"), a graded claim's grade is matched regardless of case and its missing
+        `pass` is the grade's. ModelFailure (`unreadable`) when `pass` is not a boolean."""
         match claim:
-            case Graded(claim=text):
-                return ClaimResult(
-                    claim=text, passed=self.passed, grade=self.grade, reason=self.reason.strip()
-                )
+            case Graded(claim=text, grades=grades):
+                grade = self.grade
+                if grade is not None and grade not in grades:
+                    grade = next(
+                        (known for known in grades if known.casefold() == grade.strip().casefold()), grade
+                    )
+                passed = self.boolean(number)
+                if passed is None and grade in grades:
+                    passed = grades[grade]
+                if passed is None:
+                    raise ModelFailure(f'decision {number} has no "pass"', kind="unreadable")
+                return ClaimResult(claim=text, passed=passed, grade=grade, reason=self.reason.strip())
             case str(text):
-                return ClaimResult(claim=text, passed=self.passed, grade=None, reason=self.reason.strip())
+                passed = self.boolean(number)
+                if passed is None:
+                    raise ModelFailure(f'decision {number} has no "pass"', kind="unreadable")
+                return ClaimResult(claim=text, passed=passed, grade=None, reason=self.reason.strip())
+
+    def boolean(self, number: int) -> bool | None:
+        match self.passed:
+            case bool(passed):
+                return passed
+            case str(text) if text.strip().casefold() in ("true", "false"):
+                return text.strip().casefold() == "true"
+            case None:
+                return None
+            case _:
+                raise ModelFailure(
+                    f'decision {number}\'s "pass" is {self.passed!r}, not true or false', kind="unreadable"
+                )
 
 
 class Rulings(msgspec.Struct, frozen=True):
@@ -157,10 +203,121 @@ class Rulings(msgspec.Struct, frozen=True):
     decisions: tuple[Ruling, ...]
 
 
+FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
+THINKING = re.compile(r"^<think>.*?</think>", re.DOTALL)
+
+
+class Unwrapped(msgspec.Struct, frozen=True):
+    """A judge's reply as text, with a leading reasoning block (`<think>…</think>`) and a surrounding
+    code fence taken off; read as Rulings, also from its first `{` to its last `}` when there is
+    text around the object."""
+
+    text: str
+
+    def json(self) -> str:
+        text = THINKING.sub("", self.text.strip(), count=1).strip()
+        fenced = FENCE.match(text)
+        return fenced.group(1).strip() if fenced else text
+
+    def rulings(self) -> Rulings:
+        """The answer; ModelFailure (`unreadable`) saying why it is not the JSON asked for."""
+        text = self.json()
+        try:
+            return msgspec.json.decode(text, type=Rulings)
+        except msgspec.DecodeError as error:
+            start, end = text.find("{"), text.rfind("}")
+            if 0 <= start < end and (start, end) != (0, len(text) - 1):
+                try:
+                    return msgspec.json.decode(text[start : end + 1], type=Rulings)
+                except msgspec.DecodeError:
+                    pass
+            raise ModelFailure(f"it is not the JSON asked for ({error})", kind="unreadable") from None
+
+
+class VerdictSchema(msgspec.Struct, frozen=True):
+    """The Schema of a judge's answer for these claims: exactly one decision per claim. `strict` in
+    OpenAI's strict subset (every property required; a grade is one of the claims' grades, null for
+    a plain claim); `exact` with each claim's own decision in order (prefixItems), a graded claim's
+    grade and the `pass` it means tied together, for servers that turn a schema into a grammar."""
+
+    claims: tuple[Claim, ...]
+
+    def schema(self) -> Schema:
+        return Schema(name="verdict", strict=self.strict(), exact=self.exact())
+
+    def wrapped(self, decisions: dict[str, object]) -> dict[str, object]:
+        return {
+            "type": "object",
+            "properties": {"decisions": decisions},
+            "required": ["decisions"],
+            "additionalProperties": False,
+        }
+
+    def strict(self) -> dict[str, object]:
+        count = len(self.claims)
+        grades = list(
+            dict.fromkeys(
+                grade for claim in self.claims if isinstance(claim, Graded) for grade in claim.grades
+            )
+        )
+        plain = any(isinstance(claim, str) for claim in self.claims)
+        properties: dict[str, object] = {"reason": {"type": "string"}, "pass": {"type": "boolean"}}
+        if grades:
+            properties["grade"] = (
+                {"type": ["string", "null"], "enum": [*grades, None]}
+                if plain
+                else {"type": "string", "enum": grades}
+            )
+        item = {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        }
+        return self.wrapped({"type": "array", "items": item, "minItems": count, "maxItems": count})
+
+    def exact(self) -> dict[str, object]:
+        count = len(self.claims)
+        reason = {"type": "string", "maxLength": 300}
+        items: list[object] = []
+        for claim in self.claims:
+            match claim:
+                case Graded(grades=grades):
+                    items.append(
+                        {
+                            "anyOf": [
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "reason": reason,
+                                        "grade": {"const": grade},
+                                        "pass": {"const": passes},
+                                    },
+                                    "required": ["reason", "grade", "pass"],
+                                    "additionalProperties": False,
+                                }
+                                for grade, passes in grades.items()
+                            ]
+                        }
+                    )
+                case str():
+                    items.append(
+                        {
+                            "type": "object",
+                            "properties": {"reason": reason, "pass": {"type": "boolean"}},
+                            "required": ["reason", "pass"],
+                            "additionalProperties": False,
+                        }
+                    )
+        return self.wrapped({"type": "array", "prefixItems": items, "minItems": count, "maxItems": count})
+
+
 class ChatJudge(msgspec.Struct, frozen=True):
-    """A judge that asks a model, once per attempt, with `response_format: json_object`, for one
-    decision per claim. The model's answer is read as it was written; Checked tells whether it is
-    one the scenario allows."""
+    """A judge that asks a model, once per attempt, for one decision per claim, with the Schema of
+    that answer (VerdictSchema: the model's server goes down the structured-output chain as far as
+    it must). The reply is Unwrapped and read; one that cannot be read, or that the scenario does
+    not allow (Allowed), is asked about again once, with the reason, before it is a ModelFailure
+    (`unreadable`) keeping the raw reply. The tokens of both requests are counted."""
 
     model: Model
 
@@ -176,21 +333,54 @@ class ChatJudge(msgspec.Struct, frozen=True):
             ),
         )
 
+    def again(
+        self, claims: tuple[Claim, ...], asked: tuple[Message, ...], reply: str, reason: str
+    ) -> tuple[Message, ...]:
+        """The request asked again: the first one, the reply as the judge's, then why it was not read."""
+        return (
+            *asked,
+            Message(role="assistant", content=reply),
+            Message(role="user", content=prompts.JUDGE_AGAIN.substitute(reason=reason, count=len(claims))),
+        )
+
     async def decide(self, claims: tuple[Claim, ...], turns: tuple[Turn, ...]) -> Decided:
-        reply = await self.model.reply(self.messages(claims, turns), json=True)
+        schema = VerdictSchema(claims).schema()
+        asked = self.messages(claims, turns)
+        reply = await self.model.reply(asked, schema)
         try:
-            answer = msgspec.json.decode(reply.text, type=Rulings)
-        except msgspec.DecodeError as error:
-            raise ModelFailure(f"the judge's answer is not the JSON asked for: {error}") from None
+            return Decided(verdict=self.read(claims, reply.text), usage=reply.usage)
+        except ModelFailure as unread:
+            reason = str(unread)
+        try:
+            second = await self.model.reply(self.again(claims, asked, reply.text, reason), schema)
+        except ModelFailure as error:
+            error.usage = (reply.usage or Usage()).plus(error.usage) if reply.usage or error.usage else None
+            raise
+        spent = (reply.usage or Usage()).plus(second.usage) if reply.usage or second.usage else None
+        try:
+            return Decided(verdict=self.read(claims, second.text), usage=spent)
+        except ModelFailure as unread:
+            raise ModelFailure(
+                f"the judge's reply could not be read, asked twice: {unread}",
+                kind="unreadable",
+                raw=second.text,
+                usage=spent,
+            ) from None
+
+    def read(self, claims: tuple[Claim, ...], text: str) -> Verdict:
+        """The verdict a reply gives; ModelFailure (`unreadable`) saying what is wrong with it."""
+        answer = Unwrapped(text).rulings()
         if len(answer.decisions) != len(claims):
-            raise ModelFailure(f"the judge gave {len(answer.decisions)} decisions for {len(claims)} claims")
+            raise ModelFailure(
+                f"it gave {len(answer.decisions)} decisions for {len(claims)} claims", kind="unreadable"
+            )
         results = tuple(
-            decision.result(claim) for decision, claim in zip(answer.decisions, claims, strict=True)
+            decision.result(number, claim)
+            for number, (decision, claim) in enumerate(zip(answer.decisions, claims, strict=True), start=1)
         )
-        return Decided(
-            verdict=Verdict(holds=all(result.passed for result in results), claims=results),
-            usage=reply.usage,
-        )
+        verdict = Verdict(holds=all(result.passed for result in results), claims=results)
+        Allowed(claims).check(verdict)
+        return verdict
 
 
 class Checked(msgspec.Struct, frozen=True):
@@ -213,35 +403,57 @@ class Checked(msgspec.Struct, frozen=True):
         try:
             decided = msgspec.json.decode(msgspec.json.encode(answer), type=Decided)
         except (msgspec.EncodeError, msgspec.DecodeError, TypeError) as error:
-            raise ModelFailure(f"the judge's answer cannot be stored: {error}") from None
+            raise ModelFailure(f"the judge's answer cannot be stored: {error}", kind="unreadable") from None
         self.check(claims, decided.verdict)
         return decided
 
     def check(self, claims: tuple[Claim, ...], verdict: Verdict) -> None:
-        """ModelFailure naming the first thing in `verdict` the scenario does not allow."""
+        Allowed(claims).check(verdict)
+
+
+class Allowed(msgspec.Struct, frozen=True):
+    """What a scenario's claims allow a verdict to be."""
+
+    claims: tuple[Claim, ...]
+
+    def check(self, verdict: Verdict) -> None:
+        """ModelFailure (`unreadable`) naming the first thing in `verdict` the scenario does not allow."""
+        claims = self.claims
         if len(verdict.claims) != len(claims):
-            raise ModelFailure(f"the judge decided {len(verdict.claims)} claims of {len(claims)}")
+            raise ModelFailure(
+                f"the judge decided {len(verdict.claims)} claims of {len(claims)}", kind="unreadable"
+            )
         for number, (claim, result) in enumerate(zip(claims, verdict.claims, strict=True), start=1):
             match claim:
                 case Graded(claim=text, grades=grades):
                     if result.claim != text:
-                        raise ModelFailure(f"decision {number} is not about claim {number}")
+                        raise ModelFailure(
+                            f"decision {number} is not about claim {number}", kind="unreadable"
+                        )
                     if result.grade is None:
-                        raise ModelFailure(f"claim {number} is graded, but its decision has no grade")
+                        raise ModelFailure(
+                            f"claim {number} is graded, but its decision has no grade", kind="unreadable"
+                        )
                     if result.grade not in grades:
                         raise ModelFailure(
-                            f"claim {number}'s grade {result.grade!r} is not one of {', '.join(grades)}"
+                            f"claim {number}'s grade {result.grade!r} is not one of {', '.join(grades)}",
+                            kind="unreadable",
                         )
                     if result.passed != grades[result.grade]:
                         wanted = str(grades[result.grade]).lower()
                         raise ModelFailure(
                             f"claim {number}: grade {result.grade!r} means pass is {wanted},"
-                            f" the judge said {str(result.passed).lower()}"
+                            f" the judge said {str(result.passed).lower()}",
+                            kind="unreadable",
                         )
                 case str(text):
                     if result.claim != text:
-                        raise ModelFailure(f"decision {number} is not about claim {number}")
+                        raise ModelFailure(
+                            f"decision {number} is not about claim {number}", kind="unreadable"
+                        )
                     if result.grade is not None:
-                        raise ModelFailure(f"claim {number} is not graded, but its decision has a grade")
+                        raise ModelFailure(
+                            f"claim {number} is not graded, but its decision has a grade", kind="unreadable"
+                        )
         if verdict.holds != all(result.passed for result in verdict.claims):
-            raise ModelFailure("the verdict's `holds` disagrees with its claims")
+            raise ModelFailure("the verdict's `holds` disagrees with its claims", kind="unreadable")

@@ -1,7 +1,8 @@
 """The declarative HTTP agent (agents/<name>.yaml): AgentSpec, what its file holds, with its Tls
 and TokenPaths; JsonAgent, the agent it describes, and JsonConnection, one conversation with it over
 one kept connection. A refusal (HTTP 429 or 503) is Busy; any other error is an AgentFailure, never
-retried here (retries live in Places), so the agent never gets the same message twice."""
+retried here (retries live in Places), so the agent never gets the same message twice; either
+carries the agent's own words from its error body (ErrorBody)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import msgspec
 from convy.data import Declared
 from convy.errors import ConfigurationError
 from convy.play.agent import AgentFailure, Answer, Call, Message, Step, Thought, Usage
-from convy.play.busy import Busy, RetryAfter
+from convy.play.busy import Busy, Hints
+from convy.play.errorbody import ErrorBody, Masked
 from convy.play.template import Body, Path, PathMissing
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -318,6 +320,12 @@ class JsonConnection:
     def shown(self) -> str:
         return Shown(self._agent.spec.url).text
 
+    @property
+    def masked(self) -> Masked:
+        """The agent's header values (and their tokens after `Bearer `), hidden in what it said."""
+        values = self._agent.spec.headers.values()
+        return Masked((*values, *(value.removeprefix("Bearer ").strip() for value in values)))
+
     async def __aenter__(self) -> Self:
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(self._agent.timeout),
@@ -376,14 +384,13 @@ class JsonConnection:
         AgentFailure on any other status that is not 2xx."""
         async with client.stream("POST", self._agent.spec.url, content=body, headers=headers) as response:
             status = response.status_code
-            if status in (429, 503):
-                await Limited(REFUSAL_BYTES).read(response)
-                raise Busy(
-                    RetryAfter(response.headers.get("retry-after")).seconds(),
-                    f"HTTP {status} from {self.shown}",
-                )
             if not 200 <= status < 300:
-                raise AgentFailure(f"http_{status}", f"HTTP {status} from {self.shown}")
+                said = await Limited(REFUSAL_BYTES).read(response)
+                message = ErrorBody(said or b"", self.masked).message()
+                detail = f"HTTP {status} from {self.shown}" + (f": {message}" if message else "")
+                if status in (429, 503):
+                    raise Busy(Hints(response.headers).seconds(), detail, status=status, message=message)
+                raise AgentFailure(f"http_{status}", detail, status=status, message=message)
             content = await Limited(MOST_BYTES).read(response)
             if content is None:
                 raise AgentFailure("answer_too_large", f"the answer from {self.shown} is over 4 MiB")

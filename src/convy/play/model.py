@@ -1,10 +1,14 @@
-"""The model interface Model, its Reply, and ModelFailure; OpenAiModel, a model behind an
-OpenAI-compatible chat-completions endpoint, and the shape of what it sends and reads (Completion);
-the wrappers Contained, which turns any error of a model into ModelFailure, and PatientModel, which
-sends through the participant's Places; Models, the simulated user's model and the judge's."""
+"""The model interface Model, its Reply, the Schema a judge may ask its reply to follow, and
+ModelFailure; OpenAiModel, a model behind an OpenAI-compatible chat-completions endpoint, what it
+learns about its server once per run (Learned), and the shape of what it sends and reads
+(CompletionRequest, Completion); the wrappers Contained, which turns any error of a model into
+ModelFailure, PatientModel, which sends through the participant's Places, and Inline, which puts
+the system text at the start of the first user message; Models, the simulated user's and the
+judge's."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Protocol
 
 import httpx
@@ -12,7 +16,27 @@ import msgspec
 
 from convy.data import Data
 from convy.play.agent import Message, Usage
-from convy.play.busy import Busy, GaveUp, Places, RetryAfter
+from convy.play.busy import Busy, GaveUp, Hints, Places
+from convy.play.errorbody import ErrorBody, Masked
+
+Kind = Literal["failure", "timeout", "busy", "context", "unreadable"]
+
+CONTEXT = re.compile(
+    r"context[ _](length|window|size)|maximum context|context_length_exceeded|too many tokens"
+    r"|prompt is too long|exceeds? the (available )?context|n_ctx",
+    re.IGNORECASE,
+)
+"""How servers say that the request does not fit the model's context."""
+RETRIED = frozenset({429, 500, 502, 503, 504})
+"""Error statuses of a model's answer that are asked again within patience (no side effects)."""
+REFUSED = frozenset({429, 503})
+"""Of those, the ones that say the service is busy (it refused the request unprocessed)."""
+ADJUSTABLE = frozenset({400, 422, 500})
+"""Error statuses after which a request the server refused by a parameter's name is sent without it."""
+UNSUPPORTED = ("unsupported", "not supported", "unrecognized", "unknown", "not allowed", "extra", "invalid")
+FORMATS: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
+"""The judge's structured-output chain, strongest first: `response_format` json_schema (strict),
+json_object carrying the schema under `schema` (llama.cpp), plain json_object, none."""
 
 
 class Reply(Data, frozen=True, kw_only=True):
@@ -24,7 +48,39 @@ class Reply(Data, frozen=True, kw_only=True):
 
 class ModelFailure(Exception):
     """The simulated user's or the judge's model failed, stayed busy, or answered something convy
-    cannot use: the attempt gets NoVerdict."""
+    cannot use: the attempt gets NoVerdict. `kind` says which (`failure`, `timeout`, `busy`,
+    `context`: the request does not fit the model's context, `unreadable`: a judge reply that
+    could not be read); `status` is the HTTP status of the answer (0: none), `message` the
+    service's own words (one line, masked), `raw` an unreadable reply as it came (at most 2,000
+    characters), `usage` the tokens the failed calls still spent."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        kind: Kind = "failure",
+        status: int = 0,
+        message: str = "",
+        raw: str = "",
+        usage: Usage | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.kind: Kind = kind
+        self.status = status
+        self.message = message
+        self.raw = raw[:2000]
+        self.usage = usage
+
+
+class Schema(Data, frozen=True, kw_only=True):
+    """The JSON a judge's reply must be: `strict` in the subset OpenAI's strict `json_schema`
+    accepts, `exact` as precise as JSON Schema allows (for servers that turn a schema into a
+    grammar, such as llama.cpp). A Schema is true, so a model that only knows `json: bool` still
+    asks for JSON."""
+
+    name: str
+    strict: dict[str, object]
+    exact: dict[str, object]
 
 
 class Model(Protocol):
@@ -35,15 +91,10 @@ class Model(Protocol):
         """The model's name as written to run.json (never its key or headers)."""
         ...
 
-    async def reply(self, messages: tuple[Message, ...], json: bool = False) -> Reply:
-        """The model's next message; `json` asks for a JSON object (response_format)."""
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
+        """The model's next message; `json` asks for a JSON object (response_format), a Schema for
+        JSON that follows it where the server can."""
         ...
-
-
-class ResponseFormat(msgspec.Struct, frozen=True):
-    """`response_format` of a chat-completions request."""
-
-    type: Literal["json_object"] = "json_object"
 
 
 class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -51,7 +102,10 @@ class CompletionRequest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults
 
     model: str
     messages: tuple[Message, ...]
-    response_format: ResponseFormat | None = None
+    response_format: dict[str, object] | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    temperature: float | None = None
 
 
 class CompletionMessage(msgspec.Struct, frozen=True):
@@ -79,48 +133,57 @@ class Completion(msgspec.Struct, frozen=True):
     choices: tuple[CompletionChoice, ...] | None = None
     usage: CompletionUsage | None = None
 
+    def spent(self) -> Usage | None:
+        if self.usage is None:
+            return None
+        return Usage(input=self.usage.prompt_tokens, output=self.usage.completion_tokens)
+
     def reply(self) -> Reply:
-        """The completion as a Reply; ModelFailure when it holds no text."""
+        """The completion as a Reply; ModelFailure (with the tokens spent) when it holds no text."""
         if not self.choices:
-            raise ModelFailure("the completion has no choices")
+            raise ModelFailure("the completion has no choices", usage=self.spent())
         message = self.choices[0].message
         if message is None or message.content is None:
-            raise ModelFailure("the completion's message has no content")
+            raise ModelFailure("the completion's message has no content", usage=self.spent())
         if not message.content.strip():
-            raise ModelFailure("empty reply")
-        usage = (
-            Usage(input=self.usage.prompt_tokens, output=self.usage.completion_tokens)
-            if self.usage is not None
-            else None
-        )
-        return Reply(text=message.content, usage=usage)
+            raise ModelFailure("empty reply", usage=self.spent())
+        return Reply(text=message.content, usage=self.spent())
 
 
-class ErrorDetail(msgspec.Struct, frozen=True):
-    """`error` of an OpenAI-style error body."""
+class Learned:
+    """What a model's server refused by name, learned once and kept for the run: how far down the
+    structured-output chain (FORMATS) it must go, whether it wants `max_completion_tokens` instead
+    of `max_tokens`, and whether it refuses `temperature`."""
 
-    message: str = ""
-
-
-class ErrorBody(msgspec.Struct, frozen=True):
-    """An OpenAI-style error body: `{"error": {"message": ...}}`."""
-
-    error: ErrorDetail | str | None = None
+    def __init__(self) -> None:
+        self.format = 0
+        self.completion_tokens = False
+        self.no_temperature = False
 
 
 class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     """A model behind an OpenAI-compatible endpoint: `POST {url}/chat/completions` (a query in `url`,
     such as Azure's `api-version`, is kept), with `Authorization: Bearer {key}` unless the key is
-    empty. `client` is the participant's one client (its connection pool and timeouts).
+    empty. `client` is the participant's one client (its connection pool and its timeout, the
+    `model-timeout`). Every request carries `max_tokens` (when above 0) and `temperature` (when
+    set); a server that refuses either by name gets `max_completion_tokens` / no temperature from
+    then on. A Schema asked for goes down the structured-output chain (FORMATS) as the server
+    refuses each step by name (HTTP 400, 422 or 500 naming response_format, json_schema or
+    json_object); what it learns is kept in `learned` for the run.
 
-    HTTP 429 and 503 are Busy (with the `Retry-After` asked for); any other error status, a timeout,
-    a connection that failed, a body that is not a chat completion, or one without text is a
-    ModelFailure naming the URL without its query — never the key."""
+    HTTP 429 and 503 are Busy; 500, 502 and 504, a timeout and a refused or reset connection are
+    Busy too (a model call has no side effects, so Places asks again within patience), each with
+    the wait the answer's headers asked for (Hints). Any other error status, a body that is not a
+    chat completion, or one without text is a ModelFailure. Each names the URL without its query
+    and carries the server's own message, masked — never the key."""
 
     url: str
     key: str
     name: str
     client: httpx.AsyncClient
+    max_tokens: int = 0
+    temperature: float | None = None
+    learned: Learned = msgspec.field(default_factory=Learned)
 
     def __repr__(self) -> str:
         return f"OpenAiModel(url={self.shown!r}, name={self.name!r})"
@@ -139,50 +202,134 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
         except httpx.InvalidURL:
             return "the model URL"
 
-    async def reply(self, messages: tuple[Message, ...], json: bool = False) -> Reply:
-        body = CompletionRequest(
+    @property
+    def masked(self) -> Masked:
+        return Masked((self.key,))
+
+    @property
+    def seconds(self) -> float:
+        """The read timeout of its client, as a timeout's message gives it."""
+        read = self.client.timeout.read
+        return read if read is not None else 0.0
+
+    def body(self, messages: tuple[Message, ...], json: bool | Schema) -> CompletionRequest:
+        """The request as the server is now known to take it."""
+        tokens = self.max_tokens if self.max_tokens > 0 else None
+        temperature = None if self.learned.no_temperature else self.temperature
+        return CompletionRequest(
             model=self.name,
             messages=messages,
-            response_format=ResponseFormat() if json else None,
+            response_format=self.response_format(json),
+            max_tokens=None if self.learned.completion_tokens else tokens,
+            max_completion_tokens=tokens if self.learned.completion_tokens else None,
+            temperature=temperature,
         )
+
+    def step(self, json: bool | Schema) -> str:
+        """The step of FORMATS this request is at."""
+        match json:
+            case Schema():
+                return FORMATS[self.learned.format]
+            case True:
+                return FORMATS[max(self.learned.format, FORMATS.index("json_object"))]
+            case _:
+                return "none"
+
+    def response_format(self, json: bool | Schema) -> dict[str, object] | None:
+        step = self.step(json)
+        match json, step:
+            case Schema(name=name, strict=strict), "json_schema":
+                return {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "strict": True, "schema": strict},
+                }
+            case Schema(exact=exact), "json_object_schema":
+                return {"type": "json_object", "schema": exact}
+            case _, "json_object":
+                return {"type": "json_object"}
+            case _:
+                return None
+
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
+        for _ in range(len(FORMATS) + 3):
+            body = self.body(messages, json)
+            response = await self.sent(body)
+            if response.status_code == 200:
+                return self.read(response)
+            message = ErrorBody(response.content, self.masked).message()
+            if self.adjusted(response.status_code, message, body, json):
+                continue
+            self.refuse(response, message)
+        raise ModelFailure(f"{self.shown} kept refusing the request's parameters")
+
+    async def sent(self, body: CompletionRequest) -> httpx.Response:
+        """The server's answer to one request; Busy when it timed out or the connection failed."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
         try:
-            response = await self.client.post(
-                self.endpoint, content=msgspec.json.encode(body), headers=headers
-            )
-        except httpx.TimeoutException as error:
-            raise ModelFailure(f"timeout ({type(error).__name__}) from {self.shown}") from None
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
-            raise ModelFailure(f"request to {self.shown} failed ({type(error).__name__})") from None
-        if response.status_code in (429, 503):
+            return await self.client.post(self.endpoint, content=msgspec.json.encode(body), headers=headers)
+        except httpx.ConnectTimeout:
             raise Busy(
-                RetryAfter(response.headers.get("retry-after")).seconds(),
-                f"HTTP {response.status_code} from {self.shown}",
-            )
-        if response.status_code != 200:
-            raise ModelFailure(f"HTTP {response.status_code} from {self.shown}{self.said(response)}")
+                None, f"no connection to {self.shown} within {self.seconds:g} s", kind="timeout"
+            ) from None
+        except httpx.TimeoutException:
+            raise Busy(
+                None, f"no answer from {self.shown} within {self.seconds:g} s", kind="timeout"
+            ) from None
+        except httpx.InvalidURL as error:
+            raise ModelFailure(f"request to {self.shown} failed ({type(error).__name__})") from None
+        except httpx.HTTPError as error:
+            raise Busy(
+                None, f"request to {self.shown} failed ({type(error).__name__})", kind="connection"
+            ) from None
+
+    def read(self, response: httpx.Response) -> Reply:
         try:
             completion = msgspec.json.decode(response.content, type=Completion)
         except msgspec.DecodeError as error:
             raise ModelFailure(f"the reply from {self.shown} is not a chat completion: {error}") from None
         return completion.reply()
 
-    def said(self, response: httpx.Response) -> str:
-        """`: <the error's message>` from an OpenAI-style error body (short, the key masked), or ""."""
-        try:
-            body = msgspec.json.decode(response.content, type=ErrorBody)
-        except msgspec.DecodeError:
-            return ""
-        match body.error:
-            case ErrorDetail(message=message) | str(message) if message.strip():
-                text = " ".join(message.split())
-                if self.key:
-                    text = text.replace(self.key, "***")
-                return f": {text[:200]}"
-            case _:
-                return ""
+    def adjusted(self, status: int, message: str, body: CompletionRequest, json: bool | Schema) -> bool:
+        """Whether the answer refused a parameter by name that the request can do without, having
+        learned to do without it from now on (one step of the structured-output chain, max_tokens
+        for max_completion_tokens, temperature)."""
+        if status not in ADJUSTABLE:
+            return False
+        said = message.lower()
+        if body.response_format is not None and any(
+            name in said for name in ("response_format", "json_schema", "json_object")
+        ):
+            self.learned.format = max(self.learned.format, FORMATS.index(self.step(json))) + 1
+            return True
+        if (
+            body.max_tokens is not None
+            and "max_tokens" in said
+            and ("max_completion_tokens" in said or any(word in said for word in UNSUPPORTED))
+        ):
+            self.learned.completion_tokens = True
+            return True
+        if body.temperature is not None and "temperature" in said:
+            self.learned.no_temperature = True
+            return True
+        return False
+
+    def refuse(self, response: httpx.Response, message: str) -> None:
+        """Raises what an error answer is: Busy for one worth asking again, else ModelFailure."""
+        status = response.status_code
+        said = f": {message}" if message else ""
+        detail = f"HTTP {status} from {self.shown}{said}"
+        if status in RETRIED:
+            raise Busy(
+                Hints(response.headers).seconds(),
+                detail,
+                status=status,
+                message=message,
+                kind="busy" if status in REFUSED else "failure",
+            )
+        kind: Kind = "context" if CONTEXT.search(message) else "failure"
+        raise ModelFailure(detail, kind=kind, status=status, message=message)
 
 
 class Contained(msgspec.Struct, frozen=True):
@@ -195,7 +342,7 @@ class Contained(msgspec.Struct, frozen=True):
     def name(self) -> str:
         return self.model.name
 
-    async def reply(self, messages: tuple[Message, ...], json: bool = False) -> Reply:
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
         try:
             return await self.model.reply(messages, json)
         except (Busy, ModelFailure):
@@ -206,7 +353,9 @@ class Contained(msgspec.Struct, frozen=True):
 
 class PatientModel(msgspec.Struct, frozen=True):
     """The same model, each reply sent through the participant's Places: a place for each try,
-    its rate, and retries while the service is busy; patience run out is a ModelFailure."""
+    its rate, and retries while the service is busy or failing in a way worth asking again;
+    patience run out is a ModelFailure of the last try's kind (`busy` for refusals, `timeout`,
+    else `failure`), saying how long it waited."""
 
     model: Model
     places: Places
@@ -215,11 +364,36 @@ class PatientModel(msgspec.Struct, frozen=True):
     def name(self) -> str:
         return self.model.name
 
-    async def reply(self, messages: tuple[Message, ...], json: bool = False) -> Reply:
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
         try:
             return await self.places.send(lambda: self.model.reply(messages, json))
         except GaveUp as error:
-            raise ModelFailure(f"busy: gave up after patience ({error.busy})") from error
+            last = error.busy
+            kind: Kind = "busy" if last.kind == "busy" else "timeout" if last.kind == "timeout" else "failure"
+            raise ModelFailure(str(error), kind=kind, status=last.status, message=last.message) from error
+
+
+class Inline(msgspec.Struct, frozen=True):
+    """The same model for servers whose chat template has no system role (`system-role: inline`):
+    a leading system message becomes the start of the first user message."""
+
+    model: Model
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def messages(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """`messages` with the system text (if any) put before the first user message's."""
+        if not messages or messages[0].role != "system":
+            return messages
+        system, rest = messages[0].content, messages[1:]
+        if rest and rest[0].role == "user":
+            return (Message(role="user", content=f"{system}\n\n{rest[0].content}"), *rest[1:])
+        return (Message(role="user", content=system), *rest)
+
+    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
+        return await self.model.reply(self.messages(messages), json)
 
 
 class Models(msgspec.Struct, frozen=True, kw_only=True):

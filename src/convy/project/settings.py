@@ -35,6 +35,15 @@ DESCRIPTIONS: dict[str, str] = {
     "model-key": "API key of the models (secret)",
     "user-model": "the simulated user's model name",
     "judge-model": "the judge's model name (default: the user model)",
+    "judge-url": "OpenAI-compatible base URL of the judge's model (default: model-url)",
+    "judge-key": "API key of the judge's model (secret; default: model-key)",
+    "system-role": (
+        "`system` (default) or `inline`: the system text put at the start of the first user message,"
+        " for models without a system role"
+    ),
+    "user-max-tokens": "most tokens the simulated user's model may write in one reply",
+    "judge-max-tokens": "most tokens the judge's model may write in one reply",
+    "model-timeout": "seconds a model may take to answer one request (apart from turn-timeout, the agent's)",
     "repeat": "attempts per scenario",
     "concurrency": "conversations at once",
     "min-pass-rate": "absolute floor of the pass rate (0..1); 0 turns it off",
@@ -89,6 +98,12 @@ ENGINE: tuple[str, ...] = (
     "model-key",
     "user-model",
     "judge-model",
+    "judge-url",
+    "judge-key",
+    "system-role",
+    "user-max-tokens",
+    "judge-max-tokens",
+    "model-timeout",
     "repeat",
     "concurrency",
     "min-pass-rate",
@@ -119,9 +134,9 @@ ACTION: tuple[str, ...] = (
     "demo",
 )
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).
-SECRETS: frozenset[str] = frozenset({"model-key", "github-token", "agent-headers"})
+SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "github-token", "agent-headers"})
 # The settings that define the models: with a models.py as well, the project is exit 2.
-MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model")
+MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model", "judge-url", "judge-key")
 
 
 class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
@@ -140,6 +155,12 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     model_key: str = ""
     user_model: str = ""
     judge_model: str = ""
+    judge_url: str = ""
+    judge_key: str = ""
+    system_role: Literal["system", "inline"] = "system"
+    user_max_tokens: Annotated[int, Meta(ge=1)] = 400
+    judge_max_tokens: Annotated[int, Meta(ge=1)] = 1500
+    model_timeout: Annotated[float, Meta(gt=0)] = 120.0
     repeat: Annotated[int, Meta(ge=1)] = 3
     concurrency: Annotated[int, Meta(ge=1)] = 8
     min_pass_rate: Annotated[float, Meta(ge=0, le=1)] = 0.0
@@ -251,6 +272,8 @@ class Setting(msgspec.Struct, frozen=True):
                 return Bounds(ge, gt, le, lt).phrase("a whole number")
             case msgspec.inspect.FloatType(ge=ge, gt=gt, le=le, lt=lt):
                 return Bounds(ge, gt, le, lt).phrase("a number")
+            case msgspec.inspect.LiteralType(values=values):
+                return "one of " + ", ".join(str(value) for value in values)
             case _:
                 return "text"
 

@@ -17,7 +17,7 @@ import yaml
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.http import AgentSpec, JsonAgent
-from convy.play.model import Models, OpenAiModel
+from convy.play.model import Inline, Models, OpenAiModel
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
 from convy.project.settings import Settings, Sources
@@ -171,9 +171,19 @@ class Project(msgspec.Struct, frozen=True):
     def models(
         self, client: httpx.AsyncClient, declarations: tuple[Declaration, ...] | None = None
     ) -> Models:
-        """The simulated user's and the judge's models: models.py, else OpenAI-compatible settings.
-        A model no scenario of `declarations` asks (scripts without a brief, checks without claims)
-        needs no name."""
+        """The simulated user's and the judge's models: models.py, else OpenAI-compatible settings
+        (the judge at judge-url with judge-key when given, else at model-url with model-key). A
+        model no scenario of `declarations` asks (scripts without a brief, checks without claims)
+        needs no name. With `system-role: inline`, each gets its system text at the start of its
+        first user message."""
+        made = self.declared_models(client, declarations)
+        if self.settings.system_role == "inline":
+            return Models(user=Inline(made.user), judge=Inline(made.judge))
+        return made
+
+    def declared_models(
+        self, client: httpx.AsyncClient, declarations: tuple[Declaration, ...] | None = None
+    ) -> Models:
         file = self.root / "models.py"
         if file.exists():
             given = self.sources.models()
@@ -190,8 +200,21 @@ class Project(msgspec.Struct, frozen=True):
         judges = scenarios is None or any(scenario.claims for scenario in scenarios)
         if not self.settings.user_model and (talks or (judges and not self.settings.judge_model)):
             raise ConfigurationError("user-model", "is not set: name the simulated user's model")
-        url = self.settings.model_url.rstrip("/")
-        key = self.settings.model_key
-        user = OpenAiModel(url=url, key=key, name=self.settings.user_model, client=client)
-        judge_name = self.settings.judge_model or self.settings.user_model
-        return Models(user=user, judge=OpenAiModel(url=url, key=key, name=judge_name, client=client))
+        settings = self.settings
+        url = settings.model_url.rstrip("/")
+        user = OpenAiModel(
+            url=url,
+            key=settings.model_key,
+            name=settings.user_model,
+            client=client,
+            max_tokens=settings.user_max_tokens,
+        )
+        judge = OpenAiModel(
+            url=(settings.judge_url or settings.model_url).rstrip("/"),
+            key=settings.judge_key or settings.model_key,
+            name=settings.judge_model or settings.user_model,
+            client=client,
+            max_tokens=settings.judge_max_tokens,
+            temperature=0.0,
+        )
+        return Models(user=user, judge=judge)

@@ -166,17 +166,20 @@ class Both:
 
 
 class Clients(msgspec.Struct, frozen=True):
-    """The models' one shared HTTP client: its timeouts, its pool sized for the conversations at
-    once, and TLS checks made only for an https URL (loading the CA bundle costs ~80 ms)."""
+    """The models' one shared HTTP client: its timeouts (`model_timeout`, the models' own, apart from
+    the agent's turn-timeout), its pool sized for the conversations at once, and TLS checks made
+    only when a model URL (`url`, the judge's `judge_url`) is https (loading the CA bundle costs
+    ~80 ms)."""
 
-    turn_timeout: float
+    model_timeout: float
     concurrency: int = 8
     url: str = "https://"
+    judge_url: str = ""
 
     def client(self) -> httpx.AsyncClient:
-        secure = not self.url.startswith("http://")
+        secure = not all(url.startswith("http://") for url in (self.url, self.judge_url or self.url))
         return httpx.AsyncClient(
-            timeout=httpx.Timeout(self.turn_timeout, connect=min(self.turn_timeout, 30.0)),
+            timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),
             limits=httpx.Limits(
                 max_connections=4 * self.concurrency, max_keepalive_connections=2 * self.concurrency
             ),

@@ -45,7 +45,9 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
         progress, once the folder is held and the missing attempts are known."""
         settings = self.project.settings
-        clients = Clients(settings.turn_timeout, settings.concurrency, settings.model_url)
+        clients = Clients(
+            settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
+        )
         async with clients.client() as client:
             models = self.project.models(client, self.declarations)
             run = Run.planned(

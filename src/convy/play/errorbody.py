@@ -1,0 +1,80 @@
+"""What a service said when it answered with an error: ErrorBody, the body of an error answer read
+for its message (OpenAI, Azure, Anthropic, LiteLLM, vLLM, FastAPI and plain-text shapes), and
+Masked, text with the secrets that must never be shown replaced. The message is still the service's
+own untrusted text: renderers draw it as such."""
+
+from __future__ import annotations
+
+import msgspec
+
+MOST_SHOWN = 300
+"""The most characters of a service's message kept (one line)."""
+SECRET_LENGTH = 8
+"""The shortest value masked as a secret: shorter ones would corrupt every message for nothing."""
+MASK = "***"
+
+
+class Masked(msgspec.Struct, frozen=True):
+    """The secrets (keys, header values) to hide in anything shown: each of 8 characters or more."""
+
+    secrets: tuple[str, ...] = ()
+
+    def text(self, text: str) -> str:
+        """`text` with every secret worth masking replaced by `***` (longest first)."""
+        for secret in sorted({s for s in self.secrets if len(s) >= SECRET_LENGTH}, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return text
+
+
+class ErrorBody(msgspec.Struct, frozen=True):
+    """The body of an error answer. Its message is the first found of `error.message` (OpenAI,
+    Azure, Anthropic, LiteLLM; `error` may also be a string), a top-level `message` (vLLM, older
+    OpenAI-compatible servers), `detail` (FastAPI: a string, or a list of errors with `msg`), else
+    the start of the body as text. The message is one line of at most 300 characters, secrets
+    masked; "" for an empty body."""
+
+    content: bytes
+    masked: Masked = Masked()
+
+    def message(self) -> str:
+        text = self.found()
+        line = " ".join(self.masked.text(text).split())
+        if len(line) > MOST_SHOWN:
+            line = line[: MOST_SHOWN - 1].rstrip() + "…"
+        return line
+
+    def found(self) -> str:
+        try:
+            data = msgspec.json.decode(self.content)
+        except msgspec.DecodeError:
+            return self.content[:4096].decode("utf-8", errors="replace")
+        match data:
+            case {"error": {"message": str(message)}} if message.strip():
+                return message
+            case {"error": str(message)} if message.strip():
+                return message
+            case {"message": str(message)} if message.strip():
+                return message
+            case {"detail": str(message)} if message.strip():
+                return message
+            case {"detail": [*errors]} if errors:
+                return "; ".join(Detail(error).text() for error in errors)
+            case _:
+                return self.content[:4096].decode("utf-8", errors="replace")
+
+
+class Detail(msgspec.Struct, frozen=True):
+    """One error of a FastAPI `detail` list: its `msg` and where (`loc`), else the item as JSON."""
+
+    item: object
+
+    def text(self) -> str:
+        match self.item:
+            case {"msg": str(message), "loc": [*where]}:
+                return f"{'.'.join(str(part) for part in where)}: {message}"
+            case {"msg": str(message)}:
+                return message
+            case str(message):
+                return message
+            case _:
+                return msgspec.json.encode(self.item).decode()
