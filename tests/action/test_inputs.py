@@ -83,3 +83,10 @@ def test_masks_cover_every_secret_wherever_it_was_given(tmp_path: Path) -> None:
         assert secret in values
     assert "Authorization: Bearer abc.def.ghi" in values
     assert "https://models.example" not in values
+
+
+def test_masks_cover_the_judge_key_and_skip_values_too_short_to_be_secrets() -> None:
+    environ = {"INPUT_JUDGE-KEY": "sk-judge-key-99", "INPUT_MODEL-KEY": "x", "CONVY_GITHUB_TOKEN": "abc1234"}
+    values = Masks({}, environ).values()
+    assert "sk-judge-key-99" in values
+    assert "x" not in values and "abc1234" not in values

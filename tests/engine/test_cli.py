@@ -287,3 +287,27 @@ def test_report_shows_the_runs_it_cannot_read_and_writes_the_others(tmp_path: Pa
     assert (tmp_path / "results" / "support" / "r1" / "report.html").exists()
     assert not (tmp_path / "results" / "support" / "r99" / "report.html").exists()
     assert (tmp_path / "results" / "index.html").exists()
+
+
+def test_a_separate_judge_endpoint_gets_the_judge_s_requests_with_its_own_key(tmp_path: Path) -> None:
+    from tests.servers.models import Canned, ModelServer
+
+    refusal = Canned(404, {"object": "error", "message": "The model `judge-x` does not exist."})
+    with ModelServer(lambda request: refusal) as judge:
+        done = convy(
+            "run",
+            "--demo",
+            "--repeat=1",
+            "--judge-model=judge-x",
+            f"--judge-url={judge.url}",
+            cwd=tmp_path,
+            env={"CONVY_JUDGE_KEY": "sk-judge-key-1234"},
+        )
+    assert done.returncode == 3, done.stderr
+    assert judge.requests and all(request["model"] == "judge-x" for request in judge.requests)
+    assert all(headers["authorization"] == "Bearer sk-judge-key-1234" for headers in judge.headers)
+    assert all(request["max_tokens"] == 1500 and request["temperature"] == 0 for request in judge.requests)
+    decisions = [line["decision"] for line in lines(only_run(tmp_path / "results"))]
+    assert decisions and all(d["reason"] == "judge_failure" and d["status"] == 404 for d in decisions)  # type: ignore[index]
+    assert all(d["message"] == "The model `judge-x` does not exist." for d in decisions)  # type: ignore[index]
+    assert "sk-judge-key-1234" not in done.stdout + done.stderr

@@ -86,6 +86,15 @@ def test_a_503_beyond_patience_is_no_verdict_agent_busy(tmp_path: Path) -> None:
     assert "gave up after waiting" in outcomes[0].decision.detail
 
 
+def test_an_agent_s_error_answer_keeps_its_status_and_its_own_words(tmp_path: Path) -> None:
+    with AgentServer() as agent:
+        outcomes = played(f"{agent.url}/litellm-400", tmp_path, attempts=1)
+    failed = outcomes[0].decision
+    assert isinstance(failed, Failed) and failed.reason == "http_400" and failed.status == 400
+    assert failed.message.startswith("Invalid model name passed in model=None.")
+    assert "Invalid model name" in failed.detail
+
+
 def test_server_errors_fail_the_attempt_without_a_retry_and_the_run_goes_on(tmp_path: Path) -> None:
     for code in (500, 502, 504):
         with AgentServer() as agent:

@@ -10,6 +10,8 @@
   refused with 429 and `Retry-After: <seconds>`, later ones are answered as `/ok`;
   `/retry-after-date` the same with 503 and an HTTP date 30 s ahead.
 * `/status/<code>` — that status, with a JSON error body.
+* `/litellm-400` — HTTP 400 as LiteLLM's proxy answers an OpenAI-shaped body without `model`, with
+  its message at `error.message`.
 * `/slow` — answers after `slow` seconds (or when the server stops).
 * `/jitter` — as `/ok`, after a random wait of up to 40 ms (so a signal can land mid-turn).
 * `/not-json`, `/no-answer` (no choices), `/object-answer`, `/number-answer` — answers convy cannot
@@ -150,6 +152,10 @@ class AgentServer:
             case ["jitter"]:
                 self._stopping.wait(random.uniform(0.0, 0.04))
                 return self.completion(request, f"echo: {latest}", usage="full")
+            case ["litellm-400"]:
+                said = "Invalid model name passed in model=None. Call `/v1/models` to view available models."
+                body = {"error": {"message": said, "type": "None", "param": None, "code": "400"}}
+                return 400, JSON, json.dumps(body).encode()
             case ["slow"]:
                 self._stopping.wait(self.slow)
                 return self.completion(request, f"echo: {latest}", usage="full")

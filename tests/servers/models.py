@@ -99,3 +99,86 @@ class ModelServer:
                 "total_tokens": 0,
             }
         return 200, {"Content-Type": "application/json"}, json.dumps(completion).encode()
+
+
+# Error answers as real servers send them, for the model server above to give back.
+
+LLAMA_CPP_JSON_SCHEMA = Canned(
+    500,
+    {
+        "error": {
+            "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+            "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]",
+            "type": "internal_server_error",
+        }
+    },
+)
+"""llama-cpp-python's server asked for `response_format: json_schema` (it takes json_object + schema)."""
+
+VLLM_OLD_ERROR = Canned(
+    400,
+    {
+        "object": "error",
+        "message": "json_schema is not supported by this model",
+        "type": "BadRequestError",
+        "code": 400,
+    },
+)
+"""An older vLLM's error body: the message at the top level."""
+
+OPENAI_MAX_TOKENS = Canned(
+    400,
+    {
+        "error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+    },
+)
+"""OpenAI's answer to max_tokens from a reasoning model."""
+
+OPENAI_TEMPERATURE = Canned(
+    400,
+    {
+        "error": {
+            "message": "Unsupported value: 'temperature' does not support 0 with this model. "
+            "Only the default (1) value is supported.",
+            "type": "invalid_request_error",
+            "param": "temperature",
+            "code": "unsupported_value",
+        }
+    },
+)
+"""OpenAI's answer to temperature 0 from a reasoning model."""
+
+
+def litellm_busy(seconds: str = "60") -> Canned:
+    """LiteLLM proxy's router, out of deployments: a 429 whose only hint is llm_provider-retry-after."""
+    return Canned(
+        429,
+        {
+            "error": {
+                "message": "No deployments available for selected model",
+                "type": "None",
+                "param": None,
+                "code": "429",
+            }
+        },
+        {"llm_provider-retry-after": seconds},
+    )
+
+
+class LikeLlamaCpp:
+    """Answers as llama-cpp-python's server does about structured output: HTTP 500 for json_schema,
+    and `answer` for anything else (json_object with or without a schema, or none)."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+
+    def __call__(self, request: Request) -> str | Canned:
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return LLAMA_CPP_JSON_SCHEMA
+        return self.answer(request)
