@@ -149,4 +149,24 @@ class FakeClock:
         await asyncio.sleep(0)
 
 
-__all__ = ["Echo", "FakeAgent", "FakeClock", "FakeJudge", "FakeModel", "MemoryJournal"]
+class ManualClock:
+    """A clock that moves only when slept on, for code that waits without an event loop (the
+    action's retries): `now` starts at 0, `wall` at `epoch`; `slept` keeps every wait asked for."""
+
+    def __init__(self, epoch: float = 1_800_000_000.0) -> None:
+        self._now = 0.0
+        self._epoch = epoch
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self._now
+
+    def wall(self) -> float:
+        return self._epoch + self._now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self._now += seconds
+
+
+__all__ = ["Echo", "FakeAgent", "FakeClock", "FakeJudge", "FakeModel", "ManualClock", "MemoryJournal"]

@@ -93,9 +93,7 @@ class CommentWhen(msgspec.Struct, frozen=True):
         match self.when:
             case "failed" if verdict == "pass":
                 return "comment-when: failed, and the gate passed"
-            case "changed" if verdict == "pass" and all(
-                s.status in QUIET for s in comparison.scenarios
-            ):
+            case "changed" if verdict == "pass" and all(s.status in QUIET for s in comparison.scenarios):
                 return "comment-when: changed, the gate passed and no scenario changed"
             case _:
                 return ""

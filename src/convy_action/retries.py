@@ -6,9 +6,10 @@ from __future__ import annotations
 import email.utils
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import httpx
+import msgspec
 import tenacity
 
 from convy.data import Data
@@ -25,6 +26,41 @@ class Transient(Exception):
         self.wait = wait
 
 
+class Clock(Protocol):
+    """Where retries read the time and wait: `now` (monotonic seconds), `wall` (seconds since the
+    epoch, for rate-limit resets and HTTP dates) and `sleep`."""
+
+    def now(self) -> float: ...
+
+    def wall(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The machine's clocks (convy.fakes.ManualClock is the one a test moves by hand)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wall(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class Deadline(tenacity.stop.stop_base):
+    """Stops the retries before a wait that would end more than `seconds` after they began."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        self._clock = clock
+        self._ends = clock.now() + seconds
+
+    def __call__(self, state: tenacity.RetryCallState) -> bool:
+        return self._clock.now() + (state.upcoming_sleep or 0.0) >= self._ends
+
+
 class Retries(Data, frozen=True, kw_only=True):
     """How a request is tried again: at most `attempts` times and `total_wait` seconds in all,
     backing off from `first_wait`; a wait the service asks for (Retry-After, a rate limit's reset)
@@ -36,6 +72,7 @@ class Retries(Data, frozen=True, kw_only=True):
     longest_wait: float = 60.0
     total_wait: float = 300.0
     secondary_wait: float = 60.0
+    clock: Clock = msgspec.field(default_factory=SystemClock)
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or min(self.first_wait, self.longest_wait, self.total_wait) < 0:
@@ -44,8 +81,9 @@ class Retries(Data, frozen=True, kw_only=True):
     def call(self, attempt: Callable[[], T]) -> T:
         """The result of `attempt`, sent again while it raises Transient; the last error otherwise."""
         retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.attempts) | tenacity.stop_before_delay(self.total_wait),
+            stop=tenacity.stop_after_attempt(self.attempts) | Deadline(self.clock, self.total_wait),
             wait=self._wait,
+            sleep=self.clock.sleep,
             retry=tenacity.retry_if_exception_type(Transient),
             reraise=True,
         )
@@ -77,10 +115,10 @@ class Retries(Data, frozen=True, kw_only=True):
             except ValueError:
                 moment = email.utils.parsedate_tz(after)
                 if moment is not None:
-                    return max(0.0, email.utils.mktime_tz(moment) - time.time())
+                    return max(0.0, email.utils.mktime_tz(moment) - self.clock.wall())
         reset = headers.get("x-ratelimit-reset", "").strip()
         if headers.get("x-ratelimit-remaining", "").strip() == "0" and reset.isdigit():
-            return max(0.0, int(reset) - time.time())
+            return max(0.0, int(reset) - self.clock.wall())
         if "secondary rate limit" in str(error).lower():
             return self.secondary_wait
         return None

@@ -4,14 +4,15 @@ the storage redirect, comments across pages, and bounded retries on rate limits 
 from __future__ import annotations
 
 import io
-import time
 import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from convy.fakes import ManualClock
 from convy_action.github import GitHub, GitHubError
 from convy_action.retries import Retries
 from convy_action.zipped import UnsafeArchive
@@ -277,20 +278,29 @@ def test_429_forever_gives_up_after_the_attempts(fake: FakeGitHub, github: GitHu
     assert len(api_requests(fake)) == FAST.attempts
 
 
-def test_403_with_retry_after_waits_that_long(fake: FakeGitHub, github: GitHub) -> None:
+def clocked(fake: FakeGitHub, client: httpx.Client, **retries: Any) -> tuple[GitHub, ManualClock]:
+    """GitHub whose retries wait on a clock the test reads (nothing is really slept)."""
+    clock = ManualClock()
+    settings = {"attempts": 3, "first_wait": 0.01, "longest_wait": 2.0, "total_wait": 5.0, **retries}
+    return GitHub(fake.api, fake.token, fake.repository, client, Retries(**settings, clock=clock)), clock
+
+
+def test_403_with_retry_after_waits_that_long(fake: FakeGitHub, client: httpx.Client) -> None:
     fake.comment(7, "hello")
     fake.fail(403, retry_after="1", message="You have exceeded a secondary rate limit.")
-    started = time.monotonic()
+    github, clock = clocked(fake, client)
     assert len(github.comments(7)) == 1
-    assert time.monotonic() - started >= 1.0
+    assert clock.slept == [1.0]
     assert len(api_requests(fake)) == 2
 
 
-def test_a_spent_rate_limit_waits_for_its_reset(fake: FakeGitHub, github: GitHub) -> None:
+def test_a_spent_rate_limit_waits_for_its_reset(fake: FakeGitHub, client: httpx.Client) -> None:
     fake.comment(7, "hello")
-    reset = str(int(time.time()) + 1)
+    github, clock = clocked(fake, client)
+    reset = str(int(clock.wall()) + 1)
     fake.fail(403, x_ratelimit_remaining="0", x_ratelimit_reset=reset, message="API rate limit exceeded")
     assert len(github.comments(7)) == 1
+    assert clock.slept == [1.0]
     assert len(api_requests(fake)) == 2
 
 
@@ -300,12 +310,12 @@ def test_a_secondary_rate_limit_without_advice_is_tried_again(fake: FakeGitHub, 
     assert len(api_requests(fake)) == 2
 
 
-def test_a_wait_longer_than_allowed_gives_up_at_once(fake: FakeGitHub, github: GitHub) -> None:
+def test_a_wait_longer_than_allowed_gives_up_at_once(fake: FakeGitHub, client: httpx.Client) -> None:
     fake.fail(403, retry_after="3600", message="You have exceeded a secondary rate limit.")
-    started = time.monotonic()
+    github, clock = clocked(fake, client)
     with pytest.raises(GitHubError) as error:
         github.comments(7)
-    assert error.value.status == 403 and time.monotonic() - started < 1.0
+    assert error.value.status == 403 and clock.slept == []
     assert len(api_requests(fake)) == 1
 
 
@@ -330,12 +340,12 @@ def test_a_server_error_on_post_is_not_tried_again(fake: FakeGitHub, github: Git
 
 
 def test_the_total_wait_is_bounded(fake: FakeGitHub, client: httpx.Client) -> None:
-    patient = Retries(attempts=1000, first_wait=0.1, longest_wait=0.2, total_wait=0.6)
     fake.fail(503, times=10_000)
-    started = time.monotonic()
+    github, clock = clocked(fake, client, attempts=1000, first_wait=0.1, longest_wait=0.2, total_wait=0.6)
     with pytest.raises(GitHubError):
-        GitHub(fake.api, fake.token, fake.repository, client, patient).comments(7)
-    assert time.monotonic() - started < 2.0 and len(api_requests(fake)) < 10
+        github.comments(7)
+    assert clock.slept == pytest.approx([0.1, 0.2, 0.2]), "a fourth wait would end after 0.6 s"
+    assert len(api_requests(fake)) == 4
 
 
 def test_no_answer_is_an_error_after_the_attempts(client: httpx.Client) -> None:

@@ -143,9 +143,8 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume_with_nothing_lost_or_do
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 60
         folder: Path | None = None
-        while time.monotonic() < deadline:
+        while process.poll() is None:
             runs = list((demo_project / "results").glob("*/*/attempts.jsonl"))
             if runs and len(runs[0].read_text().splitlines()) >= 3:
                 folder = runs[0].parent

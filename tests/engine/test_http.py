@@ -348,12 +348,9 @@ def test_any_other_error_status_fails_the_turn_once(status: int) -> None:
 
 
 def test_a_read_timeout_fails_the_turn() -> None:
-    with AgentServer(slow=5.0) as server:
-        started = time.monotonic()
+    with AgentServer(slow=60.0) as server:
         error = failure(secret(server, "/slow"), timeout=0.3)
-        took = time.monotonic() - started
-    assert error.reason == "timeout"
-    assert took < 3.0
+    assert error.reason == "timeout", "the answer would only come after 60 s: the turn's 0.3 s ended it"
     assert server.seen["hi"] == 1
 
 

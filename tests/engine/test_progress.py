@@ -7,6 +7,7 @@ import io
 
 from convy.draw.progress import Printed
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Verdict
+from tests.clock import VirtualTime
 
 
 def outcome(index: int, decision: Verdict | Failed | NoVerdict) -> Outcome:
@@ -46,5 +47,5 @@ def test_the_live_line_ticks_between_attempts() -> None:
         await asyncio.sleep(0.1)
         ticker.cancel()
 
-    asyncio.run(wait())
+    VirtualTime().run(wait())
     assert stream.getvalue().count("0/2 done") >= 3

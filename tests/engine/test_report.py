@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -305,9 +304,7 @@ def test_a_big_run_makes_a_page_of_reasonable_size() -> None:
     scenarios = {f"scenario-{n}": [n % 3 != 0] * 100 for n in range(100)}
     answer = "Your order **4411** shipped on 2 November.\n\n- tracking: `ZX-1`\n- arrives Friday"
     summary, outcomes = summed(scenarios, answer=answer, usage=Usage(input=40, output=30))
-    started = time.monotonic()
     page = Report(summary, outcomes).html()
-    assert time.monotonic() - started < 60
     assert len(page) < 40_000_000
     assert len(data(page)["windows"]) == 100
 

@@ -11,6 +11,7 @@ import pytest
 
 from convy.play.agent import AgentFailure, Answer, QueuedAgent, TimeLimited
 from convy.play.busy import Busy, GaveUp, Patience, Places, Rate
+from tests.clock import VirtualTime
 
 
 class Slow:
@@ -81,7 +82,7 @@ def talk(agent: TimeLimited | QueuedAgent, said: tuple[str, ...] = ("hello",)) -
         async with agent.conversation("key") as conversation:
             return [(await conversation.reply(text)).text for text in said]
 
-    return asyncio.run(run())
+    return VirtualTime().run(run())
 
 
 def test_time_limited_passes_answers_through() -> None:
@@ -125,7 +126,7 @@ def test_queued_agent_holds_at_most_its_places_of_conversations() -> None:
         await asyncio.gather(*(conversation(index) for index in range(6)))
         return slow.most, len(slow.heard), slow.closed
 
-    most, heard, closed = asyncio.run(run())
+    most, heard, closed = VirtualTime().run(run())
     assert most == 2
     assert heard == 18
     assert closed == 6
