@@ -36,6 +36,7 @@ from convy_action.dry import KeptFolder, ShownComment
 from convy_action.github import GitHub
 from convy_action.inputs import Inputs, Masks
 from convy_action.outputs import Annotations, Command, Results, StepOutputs, Stopped
+from convy_action.rerun import Earlier
 from convy_action.retries import PATIENT, Retries
 from convy_action.shards import ShardArtifacts, ShardName
 from convy_action.shelf import ArtifactName, ArtifactShelf, NotUploaded, Retention, Shelf, Shelved
@@ -167,6 +168,8 @@ class Action:
                 self._log.warning(f"baseline: {note}")
             self._log.line(f"convy: baseline: {looked.source or self.why(looked)}")
             shelf = self.shelf(settings, context, client, ShardName(name.text, part).text)
+            if prepared is not None:
+                prepared, shelf = self.resumed(prepared, project, context, shelf, scratch)
             if prepared is None:
                 merged = self.merged(context, client, name.text, scratch, project)
                 reviewed = self.reviewed(merged.folder, looked, settings)
@@ -186,6 +189,34 @@ class Action:
             box = self.box(settings, event, github, prepared.name, reviewed)
             return self.reported(reviewed, context, shelf, box, project)
         return EXIT_CONFIG
+
+    def resumed(
+        self, prepared: Prepared, project: Project, context: Context, shelf: Shelf, scratch: Path
+    ) -> tuple[Prepared, Shelf]:
+        """On a re-run (GITHUB_RUN_ATTEMPT > 1), the unfinished run of this workflow run — a partial
+        folder in the workspace, else the artifact an earlier attempt uploaded — prepared to be
+        resumed (only its missing attempts are played), and a shelf that replaces the artifact."""
+        if context.run_attempt <= 1 or not context.run_id:
+            return prepared, shelf
+        earlier = Earlier(
+            results=prepared.folder.parent,
+            run=str(context.run_id),
+            agent=prepared.name,
+            name=shelf.name if isinstance(shelf, ArtifactShelf) else "",
+            service=shelf.service if isinstance(shelf, ArtifactShelf) else None,
+            scratch=scratch / "earlier",
+        )
+        found = earlier.found()
+        for note in found.notes:
+            self._log.warning(f"re-run: {note}")
+        if found.folder is None:
+            return prepared, shelf
+        self._log.line(
+            f"convy: attempt {context.run_attempt} of this workflow run resumes {found.source}: "
+            f"{context.relative(found.folder)}"
+        )
+        resumed = Session(project=project, resume=found.folder).prepared()
+        return resumed, shelf.replacing() if isinstance(shelf, ArtifactShelf) else shelf
 
     def check_merge(self, settings: Settings, part: Slice, context: Context) -> None:
         """ConfigurationError when `merge` cannot be followed here."""

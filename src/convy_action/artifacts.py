@@ -121,6 +121,10 @@ class Signed(Data, frozen=True, kw_only=True):
     signedUrl: str = ""  # noqa: N815 (the protocol's name)
 
 
+class Deleted(Data, frozen=True, kw_only=True):
+    ok: bool = False
+
+
 class TwirpError(Data, frozen=True, kw_only=True):
     code: str = ""
     msg: str = ""
@@ -152,9 +156,27 @@ class ResultsService:
     def __repr__(self) -> str:
         return f"ResultsService({self._results!r})"
 
-    def upload(self, name: str, folder: Path, retention_days: int = 0) -> Uploaded | UploadedEarlier:
+    @property
+    def attempt(self) -> int:
+        """The workflow run's attempt this job is (GITHUB_RUN_ATTEMPT)."""
+        return self._attempt
+
+    def delete(self, name: str) -> bool:
+        """Delete this workflow run's artifact `name` (so the name is free for the upload that
+        replaces it); False when there was none."""
+        ids = self._token.ids()
+        request = {"workflow_run_backend_id": ids.run, "workflow_job_run_backend_id": ids.job, "name": name}
+        try:
+            return self._call("DeleteArtifact", request, Deleted).ok
+        except NotFound:
+            return False
+
+    def upload(
+        self, name: str, folder: Path, retention_days: int = 0, replace: bool = False
+    ) -> Uploaded | UploadedEarlier:
         """Zip `folder` (its files at the zip's root) and store it as the run's artifact `name`,
-        kept `retention_days` days (0: the repository's default)."""
+        kept `retention_days` days (0: the repository's default); with `replace`, the run's artifact
+        of that name (an earlier attempt's) is deleted first."""
         if not name or any(c in FORBIDDEN for c in name):
             raise ConfigurationError(
                 "artifact-name", 'must be non-empty, without " : < > | * ? \\ / or newlines'
@@ -172,6 +194,8 @@ class ResultsService:
         with tempfile.TemporaryDirectory(prefix="convy-artifact-") as scratch:
             archive = Path(scratch) / "artifact.zip"
             Archive(archive).pack(folder)  # before CreateArtifact: a failure here leaves nothing behind
+            if replace:
+                self.delete(name)
             try:
                 created = self._call("CreateArtifact", request, Created)
             except AlreadyExists:
@@ -306,6 +330,8 @@ class ResultsService:
                 problem = TwirpError()
             if response.status_code == 409 or problem.code == "already_exists":
                 raise AlreadyExists(problem.msg)
+            if response.status_code == 404 and problem.code == "not_found":
+                raise NotFound(problem.msg)
             detail = f": {problem.code} {problem.msg}".rstrip() if problem.code or problem.msg else ""
             error = ArtifactError(f"{method}: {response.status_code} {response.reason_phrase}{detail}")
             raise self._retries.verdict(response, error, server_errors=True)
@@ -315,3 +341,7 @@ class ResultsService:
 
 class AlreadyExists(Exception):
     """CreateArtifact met an artifact of that name in the workflow run (Twirp already_exists)."""
+
+
+class NotFound(Exception):
+    """The service has no such artifact in this workflow run (Twirp not_found)."""

@@ -69,12 +69,18 @@ class Retention(msgspec.Struct, frozen=True):
 class ArtifactShelf(msgspec.Struct, frozen=True):
     """The workflow run's artifact `name`, uploaded through `service`, kept `days` days."""
 
+    def replacing(self) -> ArtifactShelf:
+        return msgspec.structs.replace(self, replace=True)
+
     service: ResultsService
     name: str
     days: int = 0
+    replace: bool = False
+    """Delete the run's artifact of that name first: a re-run that resumed it uploads its folder
+    in its place (the service refuses a second artifact of one name in one run)."""
 
     def store(self, folder: Path) -> Shelved:
         try:
-            return self.service.upload(self.name, folder, self.days)
+            return self.service.upload(self.name, folder, self.days, self.replace)
         except ArtifactError as error:
             return NotUploaded(reason=f"the upload failed: {error}", failed=True)

@@ -237,3 +237,27 @@ def test_answers_in_camel_case_are_understood(fake: FakeGitHub, client: httpx.Cl
     with LocalServer(route) as proxy:
         uploaded = service(fake, client, url=proxy.url).upload("convy-support", run_folder(tmp_path / "run"))
     assert isinstance(uploaded, Uploaded) and uploaded.id == fake.results_host.artifacts[0].id
+
+
+def test_a_rerun_that_replaces_deletes_then_uploads_leaving_one_artifact_of_the_name(
+    fake: FakeGitHub, client: httpx.Client, tmp_path: Path
+) -> None:
+    source = run_folder(tmp_path / "run")
+    first = service(fake, client).upload("convy-support", source)
+    again = service(fake, client, attempt=2).upload("convy-support", source, replace=True)
+    assert isinstance(first, Uploaded) and isinstance(again, Uploaded) and again.id != first.id
+    assert [a.id for a in fake.results_host.artifacts if a.name == "convy-support"] == [again.id]
+    calls = [s.path.rsplit("/", 1)[-1] for s in fake.results_host.seen]
+    assert calls[-3:] == ["DeleteArtifact", "CreateArtifact", "FinalizeArtifact"]
+
+
+def test_the_results_service_refuses_a_second_artifact_of_one_name_until_it_is_deleted(
+    fake: FakeGitHub, client: httpx.Client, tmp_path: Path
+) -> None:
+    source = run_folder(tmp_path / "run")
+    service(fake, client).upload("convy-support", source)
+    second = service(fake, client, attempt=2)
+    assert second.upload("convy-support", source) == UploadedEarlier(name="convy-support")
+    assert second.delete("convy-support") is True
+    assert second.delete("convy-support") is False, "nothing left to delete"
+    assert isinstance(second.upload("convy-support", source), Uploaded)

@@ -179,3 +179,79 @@ def test_a_local_folder_serves_in_dry_runs_when_it_is_finished_and_readable(tmp_
         assert words in error.value.message
     with pytest.raises(ConfigurationError, match="not a readable run folder"):
         LocalBaseline(tmp_path / "nothing").looked()
+
+
+def bomb(folder: Path, expanded: int) -> bytes:
+    """The folder's zip with an attempts.jsonl of `expanded` bytes of blank lines (a zip bomb: it
+    deflates about a thousandfold)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.write(folder / "run.json", "run.json")
+        with archive.open("attempts.jsonl", "w") as entry:
+            entry.write((folder / "attempts.jsonl").read_bytes())
+            block = b"\n" * (1024 * 1024)
+            for _ in range(expanded // len(block)):
+                entry.write(block)
+    return buffer.getvalue()
+
+
+def test_a_baseline_zip_expanding_past_its_cap_is_skipped_with_a_clear_note(
+    fake: FakeGitHub, github: GitHub, tmp_path: Path
+) -> None:
+    fine = at(0, fake)
+    fake.artifact(fine, NAME, zipped(golden()))
+    huge = at(5, fake)
+    content = bomb(golden(), 80 * 1024 * 1024)
+    assert len(content) < 1024 * 1024, "a small zip..."
+    fake.artifact(huge, NAME, content)
+    looked = auto(github, at(10, fake), tmp_path / "scratch")
+    assert looked.source == f"workflow run {fine.id}"
+    (note,) = looked.notes
+    assert f"skipped workflow run {huge.id}" in note and "more than 67108864 bytes (64.0 MiB)" in note
+    assert not [p for p in (tmp_path / "scratch").rglob("attempts.jsonl") if p.stat().st_size > 2**20]
+
+
+def test_under_the_cap_blank_lines_are_nothing_and_the_pages_are_not_unpacked(
+    fake: FakeGitHub, github: GitHub, tmp_path: Path
+) -> None:
+    folder = all_held(tmp_path / "held")
+    (folder / "report.html").write_bytes(b"<html>" + b" " * (70 * 1024 * 1024))
+    fake.artifact(at(0, fake), NAME, zipped(folder))
+    looked = auto(github, at(10, fake), tmp_path / "scratch")
+    assert looked.notes == () and Summed.of(run_of(looked)).summary().tally.held == 12
+    assert sorted(p.name for p in run_of(looked).folder.iterdir()) == ["attempts.jsonl", "run.json"]
+
+
+def test_a_baseline_with_fewer_than_half_of_its_attempts_readable_is_not_used(
+    fake: FakeGitHub, github: GitHub, tmp_path: Path
+) -> None:
+    fine = at(0, fake)
+    fake.artifact(fine, NAME, zipped(golden()))
+    garbled = all_held(tmp_path / "garbled")
+    (garbled / "attempts.jsonl").write_bytes(b"x" * 3_000_000 + b"\n")  # one over-long garbage line
+    bad = at(5, fake)
+    fake.artifact(bad, NAME, zipped(garbled))
+    looked = auto(github, at(10, fake), tmp_path / "scratch")
+    assert looked.source == f"workflow run {fine.id}"
+    assert looked.notes == (
+        f"skipped workflow run {bad.id}: only 0 of its 12 attempts can be read (at least half are needed)",
+    )
+
+
+def test_a_baseline_with_half_its_attempts_readable_is_used_and_the_skipped_lines_are_noted(
+    fake: FakeGitHub, github: GitHub, tmp_path: Path
+) -> None:
+    damaged = all_held(tmp_path / "damaged")
+    lines = (damaged / "attempts.jsonl").read_bytes().splitlines(keepends=True)
+    (damaged / "attempts.jsonl").write_bytes(b"".join(lines[:6]) + b"{not json\n" + lines[0])
+    run = at(0, fake)
+    fake.artifact(run, NAME, zipped(damaged))
+    looked = auto(github, at(10, fake), tmp_path / "scratch")
+    assert looked.source == f"workflow run {run.id}"
+    assert Summed.of(run_of(looked)).summary().attempts == 6
+    assert len(looked.notes) == 2
+    assert "attempts.jsonl line 7: malformed" in looked.notes[0]
+    assert "attempts.jsonl line 8: a second line for" in looked.notes[1]

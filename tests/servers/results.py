@@ -273,7 +273,7 @@ class Results:
         except (ValueError, AttributeError):
             return self._twirp(400, "malformed", "the body is not a JSON object")
         job = request.get("workflow_job_run_backend_id")
-        writes = call in ("CreateArtifact", "FinalizeArtifact")
+        writes = call in ("CreateArtifact", "FinalizeArtifact")  # DeleteArtifact: any job of the run
         if request.get("workflow_run_backend_id") != scope[0] or (writes and job != scope[1]):
             return self._twirp(403, "permission_denied", "the token does not grant this workflow job")
         if scope[0] not in self._backends:
@@ -288,6 +288,8 @@ class Results:
                     return self._list(request)
                 case "GetSignedArtifactURL":
                     return self._signed(request)
+                case "DeleteArtifact":
+                    return self._delete(request)
         return self._twirp(404, "bad_route", f"no method {call}")
 
     def _snake(self, key: str) -> str:
@@ -375,6 +377,16 @@ class Results:
                 ]
             }
         )
+
+    def _delete(self, request: dict[str, object]) -> Answer:
+        """Delete the run's finalized artifact of that name (any job of the run may): its name is
+        free again for CreateArtifact, and REST lists it no more."""
+        found = self._find(str(request["workflow_run_backend_id"]), str(request.get("name", "")), True)
+        if found is None:
+            return self._twirp(404, "not_found", "artifact not found")
+        self.artifacts.remove(found)
+        self._storage.blobs.pop(found.blob, None)
+        return self._ok({"ok": True, "artifact_id": str(found.id)})
 
     def _signed(self, request: dict[str, object]) -> Answer:
         found = self._find(str(request["workflow_run_backend_id"]), str(request.get("name", "")), True)

@@ -1,0 +1,97 @@
+"""Earlier: what a re-run of a workflow run (GITHUB_RUN_ATTEMPT > 1) resumes instead of playing
+everything again — a partial run folder of the same workflow run left in the workspace (a
+self-hosted runner keeps it), else the run's own artifact from an earlier attempt when it holds an
+unfinished run (downloaded and unpacked into the results folder; the upload then replaces it)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import msgspec
+
+from convy.run.run import RunId
+from convy.store.journal import NewerFormat, RunJournal
+from convy_action.artifacts import ArtifactError, ResultsService
+from convy_action.zipped import Archive, UnsafeArchive
+
+
+class Found(msgspec.Struct, frozen=True, kw_only=True):
+    """The folder to resume (None: play a new run), where it came from, and notes for the log."""
+
+    folder: Path | None = None
+    source: str = ""
+    notes: tuple[str, ...] = ()
+
+
+class Earlier(msgspec.Struct, frozen=True, kw_only=True):
+    """The unfinished run of workflow run `run` (its id) for `agent`: under `results` (the agent's
+    folder of run folders), else the artifact `name` of the run fetched through `service` (None
+    when there is no results service, e.g. a dry run) into `scratch`."""
+
+    results: Path
+    run: str
+    agent: str
+    name: str
+    service: ResultsService | None
+    scratch: Path
+
+    def found(self) -> Found:
+        notes: list[str] = []
+        for folder in sorted(self.results.glob("*/run.json"), reverse=True):
+            if self.unfinished(folder.parent, notes):
+                return Found(
+                    folder=folder.parent,
+                    source="the partial run folder this workflow run left in the workspace",
+                    notes=tuple(notes),
+                )
+        if self.service is None:
+            return Found(notes=tuple(notes))
+        return self.downloaded(self.service, notes)
+
+    def unfinished(self, folder: Path, notes: list[str]) -> bool:
+        """Whether `folder` holds an unfinished run of this workflow run and agent."""
+        try:
+            header = RunJournal(folder).header()
+        except (NewerFormat, ValueError) as error:
+            notes.append(f"{folder.name} is not resumed: {error}")
+            return False
+        spec = header.spec
+        return (
+            header.status != "finished"
+            and spec.provenance.workflow_run == self.run
+            and spec.agent == self.agent
+        )
+
+    def downloaded(self, service: ResultsService, notes: list[str]) -> Found:
+        """The artifact of an earlier attempt, unpacked into a new folder under `results` when it
+        holds an unfinished run of this workflow run."""
+        try:
+            if not any(listed.name == self.name for listed in service.listed()):
+                return Found(notes=tuple(notes))
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            archive = self.scratch / "earlier.zip"
+            service.fetch(self.name, archive)
+        except ArtifactError as error:
+            notes.append(f"the artifact {self.name!r} of an earlier attempt could not be fetched: {error}")
+            return Found(notes=tuple(notes))
+        folder = self.results / RunId.new().text
+        try:
+            Archive(archive).run_folder().unpack(folder)
+        except UnsafeArchive as error:
+            notes.append(f"the artifact {self.name!r} of an earlier attempt is refused: {error.reason}")
+            return Found(notes=tuple(notes))
+        finally:
+            archive.unlink(missing_ok=True)
+        if self.unfinished(folder, notes):
+            return Found(
+                folder=folder,
+                source=f"the unfinished run of artifact {self.name!r}, uploaded by an earlier attempt",
+                notes=tuple(notes),
+            )
+        shutil.rmtree(folder, ignore_errors=True)
+        notes.append(
+            f"the artifact {self.name!r} of an earlier attempt holds a finished run (or another's): "
+            "this attempt plays a new one"
+        )
+        return Found(notes=tuple(notes))

@@ -1,0 +1,134 @@
+"""Re-runs of a workflow run (GITHUB_RUN_ATTEMPT > 1), against the local GitHub stand-in: the
+unfinished run of an earlier attempt — its artifact, or its partial folder in the workspace — is
+resumed (only the missing attempts are played, in new conversations) and its artifact replaced;
+a finished or hostile one is left alone and a new run is played."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.action.folders import hostile
+from tests.action.test_pipeline import CLEARED, Job
+from tests.servers.github import FakeGitHub
+
+
+def cancelled(job: Job) -> Path:
+    """Attempt 1 of the job, cancelled (SIGTERM) after its second attempt line: its folder."""
+    machine = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "convy_action"],
+        env={**machine, **job.environ},
+        cwd=job.workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("[2/12]"):
+                process.send_signal(signal.SIGTERM)
+                break
+        rest, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, rest
+    (folder,) = (job.workspace / "results" / "support").iterdir()
+    return folder
+
+
+def attempt_lines(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "attempts.jsonl").read_text().splitlines() if line]
+
+
+def unzipped(content: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def second_attempt(fake: FakeGitHub, first: Job, root: Path) -> Job:
+    """Attempt 2 of the same workflow run, as GitHub-hosted runners give it: a new workspace."""
+    job = Job(fake, root, 10, run=first.run, job="attempt-2", concurrency="1", baseline="none")
+    job.environ["GITHUB_RUN_ATTEMPT"] = "2"
+    return job
+
+
+def test_a_rerun_resumes_the_unfinished_run_of_the_earlier_attempts_artifact_and_replaces_it(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    first = Job(fake, tmp_path, 10, concurrency="1", baseline="none")
+    partial = attempt_lines(cancelled(first))
+    (earlier,) = fake.artifacts_of(first.run)
+    assert json.loads(unzipped(fake.storage_host.blobs[earlier.blob])["run.json"])["status"] == "interrupted"
+    job = second_attempt(fake, first, tmp_path)
+    code, log = job.in_process()
+    assert code == 0, log
+    assert "resumes the unfinished run of artifact 'convy-support'" in log
+    assert f"convy: {12 - len(partial)} attempts of 12 to play" in log, "only the missing attempts"
+    (folder,) = (job.workspace / "results" / "support").iterdir()
+    lines = attempt_lines(folder)
+    assert lines[: len(partial)] == partial, "what the earlier attempt recorded is kept as it was"
+    keys = [(line["scenario"], line["index"]) for line in lines]
+    assert len(keys) == 12 and len(set(keys)) == 12
+    conversations = [line["conversation"] for line in lines]
+    assert len(set(conversations)) == 12
+    (replaced,) = fake.artifacts_of(first.run)
+    assert replaced.name == "convy-support" and replaced.id != earlier.id
+    files = unzipped(fake.storage_host.blobs[replaced.blob])
+    assert json.loads(files["run.json"])["status"] == "finished"
+    assert files["attempts.jsonl"].count(b"\n") == 12 and "run.lock" not in files
+    assert job.outputs()["artifact-id"] == str(replaced.id)
+
+
+def test_a_rerun_on_the_same_workspace_resumes_the_partial_folder_left_there(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    job = Job(fake, tmp_path, 10, concurrency="1", baseline="none")
+    folder = cancelled(job)
+    partial = attempt_lines(folder)
+    job.environ["GITHUB_RUN_ATTEMPT"] = "2"
+    job.environ["ACTIONS_RUNTIME_TOKEN"] = fake.runtime_token(job.run, "job-of-attempt-2")
+    code, log = job.in_process()
+    assert code == 0, log
+    assert "resumes the partial run folder this workflow run left in the workspace" in log
+    assert f"convy: {12 - len(partial)} attempts of 12 to play" in log
+    assert list((job.workspace / "results" / "support").iterdir()) == [folder]
+    assert len(attempt_lines(folder)) == 12
+    (replaced,) = fake.artifacts_of(job.run)
+    assert json.loads(unzipped(fake.storage_host.blobs[replaced.blob])["run.json"])["status"] == "finished"
+
+
+def test_a_rerun_after_a_finished_attempt_plays_a_new_run_and_keeps_the_earlier_artifact(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    first = Job(fake, tmp_path, 10, repeat="1", baseline="none")
+    code, log = first.in_process()
+    assert code == 0, log
+    (earlier,) = fake.artifacts_of(first.run)
+    job = second_attempt(fake, first, tmp_path)
+    job.environ["INPUT_REPEAT"] = "1"
+    code, log = job.in_process()
+    assert code == 0, log
+    assert "holds a finished run" in log and "convy: 4 attempts of 4 to play" in log
+    assert "an earlier attempt of this workflow run uploaded artifact convy-support" in log
+    assert [a.id for a in fake.artifacts_of(first.run)] == [earlier.id]
+    assert len(list((job.workspace / "results" / "support").iterdir())) == 1
+
+
+def test_a_hostile_artifact_of_an_earlier_attempt_is_refused_with_a_warning_and_nothing_is_written(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    first = Job(fake, tmp_path, 10, concurrency="1", baseline="none")
+    folder = cancelled(first)
+    fake.results_host.artifacts.clear()
+    fake.artifact(first.run, "convy-support", hostile(folder))
+    job = second_attempt(fake, first, tmp_path)
+    code, log = job.in_process()
+    assert code == 0, log
+    assert "::warning::re-run: the artifact 'convy-support' of an earlier attempt is refused" in log
+    assert "convy: 12 attempts of 12 to play" in log
+    assert not (tmp_path / "escaped.txt").exists() and not list(tmp_path.rglob("escaped.txt"))
