@@ -181,3 +181,24 @@ def test_a_target_with_files_is_not_used(tmp_path: Path) -> None:
 def test_limits_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         Archive(tmp_path / "a.zip", max_bytes=0)
+
+
+def test_run_lock_and_partial_files_are_never_packed(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name in ("run.json", "attempts.jsonl", "run.lock", ".report.html.x1y2.partial", "report.html"):
+        (folder / name).write_text(name)
+    Archive(tmp_path / "a.zip").pack(folder)
+    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
+        assert archive.namelist() == ["attempts.jsonl", "report.html", "run.json"]
+
+
+def test_a_run_folder_zip_is_capped_at_64_mib_or_fifty_times_its_size(tmp_path: Path) -> None:
+    small = tmp_path / "small.zip"
+    small.write_bytes(b"x" * 1000)
+    assert Archive(small).run_folder().max_bytes == 64 * 1024 * 1024
+    big = tmp_path / "big.zip"
+    with big.open("wb") as stream:
+        stream.truncate(3 * 1024 * 1024)
+    assert Archive(big).run_folder().max_bytes == 150 * 1024 * 1024
+    assert Archive(big, max_bytes=100).run_folder().max_bytes == 100, "never above the archive's own cap"
