@@ -72,10 +72,14 @@ class Clock(Protocol):
 
 
 class WallClock:
-    """The real time: time.monotonic and asyncio.sleep."""
+    """The real time: the running event loop's clock (time.monotonic in asyncio's own loops, so a
+    loop on virtual time drives it in tests; time.monotonic outside a loop) and asyncio.sleep."""
 
     def now(self) -> float:
-        return time.monotonic()
+        try:
+            return asyncio.get_running_loop().time()
+        except RuntimeError:
+            return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
