@@ -132,13 +132,15 @@ def main() -> int:
     parser.add_argument("--context", type=int, default=8192, help="the server's context size (n_ctx)")
     parser.add_argument("--repeat", type=int, default=4, help="attempts per scenario (the demo has 4)")
     parser.add_argument("--convy-src", default="", help="play with this checkout's src/ instead")
+    parser.add_argument("--keep", default="", help="write the run folder here (default: a temporary folder)")
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="more settings for convy run")
     arguments = parser.parse_args()
     environ = dict(os.environ)
     if arguments.convy_src:
         environ["PYTHONPATH"] = str(Path(arguments.convy_src).resolve())
     server = SmallModelServer(arguments.server_python, arguments.model, arguments.context)
-    with server, tempfile.TemporaryDirectory() as folder:
+    with server, tempfile.TemporaryDirectory() as temporary:
+        folder = arguments.keep or temporary
         started = time.monotonic()
         command = [sys.executable, "-m", "convy", "run", "--demo", "--results", folder]
         command += ["--model-url", server.url, "--user-model", "smollm2", "--judge-model", "smollm2"]

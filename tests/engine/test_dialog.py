@@ -332,3 +332,15 @@ def test_checked_turns_any_wrong_answer_or_error_into_a_model_failure(answer: ob
 def test_checked_lets_cancellation_through() -> None:
     with pytest.raises(asyncio.CancelledError):
         checked(asyncio.CancelledError())
+
+
+def test_the_readme_shows_the_prompts_as_sent() -> None:
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    for text in (
+        prompts.USER_SYSTEM.substitute(brief="", finished=prompts.FINISHED).strip(),
+        prompts.USER_START,
+        prompts.JUDGE_SYSTEM.substitute(),
+    ):
+        assert " ".join(text.split()) in readme

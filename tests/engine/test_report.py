@@ -372,3 +372,32 @@ def test_a_window_shows_at_most_twenty_attempts_those_that_did_not_hold_first() 
     assert len(titles) == 20
     assert {"Attempt 8", "Attempt 31", "Attempt 45"} <= set(titles)
     assert any("showing 20 of 50 attempts" in fact for fact in window["facts"])
+
+
+def test_an_attempt_without_verdict_shows_the_status_and_the_judge_s_raw_reply() -> None:
+    from convy.draw.transcript import Attempt as ShownAttempt
+    from convy.play.outcome import NoVerdict, Outcome
+
+    outcome = Outcome(
+        scenario="s",
+        index=0,
+        fingerprint="f",
+        turns=(),
+        seconds=1.0,
+        decision=NoVerdict(
+            reason="judge_unreadable",
+            detail="judge: the judge's reply could not be read, asked twice",
+            status=0,
+            raw='{"decisions": [{"pass": "maybe"',
+        ),
+    )
+    view = ShownAttempt(outcome, AgentMarkdown(MarkdownIt("commonmark", {"html": False}))).view()
+    assert '{"decisions": [{"pass": "maybe"' in view.detail
+    failed = msgspec.structs.replace(
+        outcome,
+        decision=NoVerdict(reason="judge_failure", detail="judge: boom", status=404, message="no model"),
+    )
+    assert (
+        "(HTTP 404)"
+        in ShownAttempt(failed, AgentMarkdown(MarkdownIt("commonmark", {"html": False}))).view().detail
+    )

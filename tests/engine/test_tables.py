@@ -41,7 +41,7 @@ COLUMNS = {
         "run", "scenario", "index", "turn", "step", "type", "name", "arguments", "result", "text",
     ],
     "usage": ["run", "scenario", "index", "participant", "input", "output"],
-    "failures": ["run", "scenario", "index", "type", "reason", "detail"],
+    "failures": ["run", "scenario", "index", "type", "reason", "detail", "status", "message", "raw"],
 }  # fmt: skip
 """The durable format: renaming or removing a column breaks every reader of exported tables."""
 
@@ -118,7 +118,12 @@ OUTCOMES = (
         fingerprint="f-refund",
         turns=(Turn(user="Hello?", agent="Hi.", seconds=0.2),),
         seconds=0.9,
-        decision=Failed(reason="http_500", detail="HTTP 500 from the agent"),
+        decision=Failed(
+            reason="http_500",
+            detail="HTTP 500 from the agent: database down",
+            status=500,
+            message="database down",
+        ),
         started="2026-11-30T18:30:02Z",
         ended="agent_failed",
     ),
@@ -342,8 +347,12 @@ def test_usage_has_three_participants_per_attempt(tables: dict[str, Table]) -> N
 def test_failures_are_the_failed_and_unjudged_attempts(tables: dict[str, Table]) -> None:
     lines = as_jsonl(tables["failures"])
     assert [(f["scenario"], f["index"], f["type"], f["reason"], f["detail"]) for f in lines] == [
-        ("refund", 2, "failed", "http_500", "HTTP 500 from the agent"),
+        ("refund", 2, "failed", "http_500", "HTTP 500 from the agent: database down"),
         ("escalate", 0, "no_verdict", "model_failure", None),
+    ]
+    assert [(f["status"], f["message"], f["raw"]) for f in lines] == [
+        (500, "database down", None),
+        (None, None, None),
     ]
     assert as_csv(tables["failures"])[1]["detail"] == ""
 

@@ -57,6 +57,9 @@ failures — one row per attempt that failed or has no verdict:
     run, scenario, index,
     type                  failed | no_verdict
     reason, detail
+    status                the HTTP status of the answer that failed; None where there was none
+    message               the service's own words (one line, secrets masked); None when it said none
+    raw                   an unreadable judge reply as it came (at most 2,000 characters); None otherwise
 """
 
 from __future__ import annotations
@@ -167,6 +170,9 @@ class FailureRow(Row, frozen=True, kw_only=True):
     type: Literal["failed", "no_verdict"]
     reason: str
     detail: str | None
+    status: int | None = None
+    message: str | None = None
+    raw: str | None = None
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -409,10 +415,11 @@ class Tables(msgspec.Struct, frozen=True):
 
     def failures(self) -> Iterator[FailureRow]:
         for outcome in self.run.outcomes():
+            raw = ""
             match outcome.decision:
-                case Failed(reason=reason, detail=detail):
+                case Failed(reason=reason, detail=detail, status=status, message=message):
                     kind: Literal["failed", "no_verdict"] = "failed"
-                case NoVerdict(reason=reason, detail=detail):
+                case NoVerdict(reason=reason, detail=detail, status=status, message=message, raw=raw):
                     kind = "no_verdict"
                 case Verdict():
                     continue
@@ -423,4 +430,7 @@ class Tables(msgspec.Struct, frozen=True):
                 type=kind,
                 reason=reason,
                 detail=detail or None,
+                status=status or None,
+                message=message or None,
+                raw=raw or None,
             )

@@ -179,10 +179,13 @@ class Attempt(msgspec.Struct, frozen=True):
                     )
                     for r in results
                 )
-            case Failed(reason=reason, detail=detail):
+            case Failed(reason=reason, detail=detail, status=status):
                 said, tone = f"the agent failed: {reason}", "bad"
-            case NoVerdict(reason=reason, detail=detail):
+                detail = detail + (f" (HTTP {status})" if status and f"HTTP {status}" not in detail else "")
+            case NoVerdict(reason=reason, detail=detail, status=status, raw=raw):
                 said, tone = f"no verdict: {reason}", "warn"
+                detail = detail + (f" (HTTP {status})" if status and f"HTTP {status}" not in detail else "")
+                detail = detail + (f"\n\nThe judge's reply, as it came:\n{raw}" if raw else "")
         turns = len(outcome.turns)
         facts = [
             Amount(value=outcome.seconds, unit="s").text(),

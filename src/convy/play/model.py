@@ -33,7 +33,7 @@ REFUSED = frozenset({429, 503})
 """Of those, the ones that say the service is busy (it refused the request unprocessed)."""
 ADJUSTABLE = frozenset({400, 422, 500})
 """Error statuses after which a request the server refused by a parameter's name is sent without it."""
-UNSUPPORTED = ("unsupported", "not supported", "unrecognized", "unknown", "not allowed", "extra", "invalid")
+UNSUPPORTED = ("unsupported", "not supported", "unrecognized", "unknown", "not allowed", "extra")
 FORMATS: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
 """The judge's structured-output chain, strongest first: `response_format` json_schema (strict),
 json_object carrying the schema under `schema` (llama.cpp), plain json_object, none."""
