@@ -23,7 +23,7 @@ def test_the_console_shows_the_verdict_the_pass_rates_and_the_regressions() -> N
     assert "Pass rate 77.8% (45.3–93.7%) now, 100.0% (70.1–100.0%) in the baseline" in text
     assert (
         "Decided by min-pass-rate: pass rate 77.8% (45.3–93.7%) is under min-pass-rate 95.0%; "
-        "commonest: claims_failed ×2: It never asked for the order number." in text
+        "commonest: failed claims ×2: judge: It never asked for the order number." in text
     )
     regressions = text.split("Regressions (1)\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(regressions) == 2 + 1

@@ -14,6 +14,8 @@ from convy.compare.comparison import Compared, Comparison, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.statistics import Share, Unknown
 from convy.compare.summary import Summary, Summed
+from convy.draw.amount import Amount
+from convy.draw.anchor import Anchor
 from convy.draw.markdown import CommentMarkdown, Links, Marker
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
@@ -114,11 +116,34 @@ def tables(text: str) -> list[list[int]]:
     return found
 
 
+OURS = re.compile(
+    r"<details><summary>(All [0-9,]+ scenarios|All metrics|Lower than the baseline, within noise "
+    r"\([0-9,]+\))</summary>"
+)
+
+
 def ours(text: str) -> set[str]:
-    """The HTML the comment itself may hold: its marker and the collapsed section."""
-    return {text.split("\n", 1)[0], "</details>"} | set(
-        re.findall(r"<details><summary>All [0-9,]+ scenarios</summary>", text)
-    )
+    """The HTML the comment itself may hold: its marker and the collapsed sections."""
+    return {text.split("\n", 1)[0], "</details>"} | {m.group(0) for m in OURS.finditer(text)}
+
+
+def open_tables(text: str) -> list[int]:
+    """The number of columns of each table not inside a collapsed <details> section."""
+    depth, columns = 0, []
+    for token in MARKDOWN.parse(text):
+        if token.type == "html_block":
+            depth += token.content.count("<details>") - token.content.count("</details>")
+        elif token.type == "table_open" and depth == 0:
+            columns.append(-1)
+        elif token.type == "tr_open" and depth == 0 and columns and columns[-1] == -1:
+            columns[-1] = 0
+        elif token.type == "th_open" and depth == 0 and columns:
+            columns[-1] += 1
+    return columns
+
+
+def hrefs(text: str) -> list[str]:
+    return [str(t.attrGet("href")) for t in flat(MARKDOWN.parse(text)) if t.type == "link_open"]
 
 
 def assert_inert(text: str) -> None:
@@ -127,10 +152,12 @@ def assert_inert(text: str) -> None:
     for token in tokens:
         if token.type in ("html_inline", "html_block"):
             assert token.content.strip() in allowed, token.content
-        assert token.type not in ("link_open", "image", "autolink"), token
-    assert text.count("<details>") == 1 and text.count("</details>") == 1
+        assert token.type not in ("image", "autolink"), token
+    assert all(re.fullmatch(r"report\.html#scenario-[a-z0-9-]+", href) for href in hrefs(text)), hrefs(text)
+    assert text.count("<details>") == text.count("</details>") >= 2
     for table in tables(text):
         assert len(set(table)) == 1, f"a row has an extra or missing cell: {table}"
+    assert all(columns <= 4 for columns in open_tables(text)), open_tables(text)
 
 
 A_DROP = (
@@ -149,16 +176,8 @@ def test_the_first_line_is_the_marker_and_the_agent_name_cannot_break_it() -> No
     assert block.type == "html_block" and block.content == first + "\n"
 
 
-def test_the_tables_have_a_row_for_each_figure_regression_and_scenario() -> None:
-    before = run(
-        {
-            "refund": [True] * 5,
-            "address": [True] * 5,
-            "greet": [True] * 5,
-            "gone": [True] * 5,
-            "same": [True] * 5,
-        }
-    )
+def test_the_comment_is_laid_out_for_a_phone() -> None:
+    before = run({n: [True] * 5 for n in ("refund", "address", "greet", "gone", "same")})
     now = run(
         {
             "refund": [True, False, False, False, False],
@@ -169,19 +188,54 @@ def test_the_tables_have_a_row_for_each_figure_regression_and_scenario() -> None
         }
     )
     text = comment(now, before)
-    key, regressions, every = tables(text)
-    assert (len(key), key[0]) == (1 + 12, 4)
-    assert (len(regressions), regressions[0]) == (1 + 2, 6)
+    assert_inert(text)
+    lines = text.splitlines()
+    assert lines[2] == "## ❌ convy: fail · support"
+    assert lines[4].startswith("**Decided by `max-drop`:** the pass rate dropped 45.0 points")
+    assert text.count("convy: fail") == 1, "the verdict is said once"
+    order = [
+        text.index("### Regressions (2)"),
+        text.index("### Why attempts did not hold"),
+        text.index("**Pass rate"),
+        text.index("<details><summary>All metrics</summary>"),
+        text.index("<details><summary>All 6 scenarios</summary>"),
+    ]
+    assert order == sorted(order)
+    assert hrefs(text) == ["report.html#" + Anchor("refund").id(), "report.html#" + Anchor("address").id()]
+    assert "0 of 5 held, 5 of 5 in the baseline (p = 0.00397, regressed)" in text
+    assert "The agent asks for the order number. — failed 4 of 5; judge: It never asked" in text
+    assert open_tables(text) == [4, 4], "the causes and the headline numbers, 4 columns each"
+    assert re.search(
+        r"\| the agent +\| 9 +\| failed claims +\| It never asked for the order number\. +\|", text
+    )
+    every = tables(text)[-1]
     assert (len(every), every[0]) == (1 + 6, 5)
-    assert "<details><summary>All 6 scenarios</summary>" in text and "### Regressions (2)" in text
-    assert "| refund " in text and "| 1/5 " in text and "| 5/5 " in text
-    assert "It never asked for the order number." in text and "(4 of 5 failed)" in text
     assert (
         text.index("| regressed ")
         < text.index("| new ")
         < text.index("| removed ")
         < text.index("| unchanged ")
     )
+
+
+def test_a_flaky_attempt_under_a_passing_gate_is_listed_collapsed_as_lower() -> None:
+    text = comment(*A_DROP)
+    assert_inert(text)
+    assert "## ✅ convy: pass · support" in text and "### Regressions" not in text
+    collapsed = text.split("<details><summary>Lower than the baseline, within noise (1)</summary>", 1)[1]
+    assert collapsed.split("</details>", 1)[0].strip().startswith("- **[refund](report.html#scenario-refund-")
+    assert "1 of 3 held, 3 of 3 in the baseline (p = 0.2, lower)" in collapsed
+
+
+def test_the_regression_links_find_their_row_in_the_report() -> None:
+    from convy.draw.report import Report
+    from tests.engine.test_report import data
+
+    text = comment(*A_DROP, Gate(alpha=0.25))
+    (link,) = hrefs(text)
+    page = data(Report(A_DROP[0], (), None).html())
+    anchors = [row["anchor"] for row in page["grids"][0]["rows"]]
+    assert link.removeprefix("report.html#") in anchors
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
@@ -192,9 +246,8 @@ def test_hostile_agent_text_renders_inert(hostile: str) -> None:
     assert_inert(text)
     assert len(text) < 65_536 and "@org" not in text and "\x1b" not in text
     html = MARKDOWN.render(text)
-    assert "<script" not in html and "<img" not in html and "<a " not in html
-    (_, regressions, every) = tables(text)
-    assert len(regressions) == 1 + 1 and len(every) == 1 + 2
+    assert "<script" not in html and "<img" not in html and "javascript:" not in "".join(hrefs(text))
+    assert len(hrefs(text)) == 1 and len(tables(text)[-1]) == 1 + 2
 
 
 def test_hostile_failure_reasons_and_why_render_inert() -> None:
@@ -211,11 +264,11 @@ def test_two_thousand_scenarios_with_long_reasons_stay_under_the_limit() -> None
     text = comment(now, before)
     assert len(text) < 65_536 and len(text.encode("utf-16-le")) // 2 < 65_536
     assert_inert(text)
-    _, regressions, every = tables(text)
-    shown = len(regressions) - 2
-    more = re.search(r"… ([0-9,]+) more regressions", text)
+    shown = len(hrefs(text))
+    more = re.search(r"… ([0-9,]+) more scenarios\n", text)
     assert more and shown > 10 and shown + int(more.group(1).replace(",", "")) == 2000
-    rest = re.search(r"… ([0-9,]+) more scenarios", text)
+    every = tables(text)[-1]
+    rest = re.search(r"… ([0-9,]+) more scenarios +\|", text)
     assert rest and len(every) - 2 + int(rest.group(1).replace(",", "")) == 2000
     assert text.splitlines()[-1].startswith("📄 report artifact")
 
@@ -226,8 +279,8 @@ def test_many_scenarios_show_every_regression_and_as_many_others_as_fit() -> Non
     now = run({n: [False] * 5 if i < 5 else [True] * 5 for i, n in enumerate(names)})
     text = comment(now, before, limit=20_000)
     assert len(text) < 20_000
-    _, regressions, every = tables(text)
-    assert len(regressions) == 1 + 5
+    assert len(hrefs(text)) == 5
+    every = tables(text)[-1]
     more = re.search(r"… ([0-9,]+) more scenarios", text)
     assert more and len(every) - 2 + int(more.group(1).replace(",", "")) == 2000
     assert "📄 report artifact" in text.splitlines()[-1]
@@ -241,13 +294,9 @@ def test_the_worst_case_fits_the_smallest_limit() -> None:
     links = Links(report="https://example.com/" + "a" * 1900, run="https://example.com/" + "b" * 1900)
     text = comment(now, NoBaseline(why=long), Gate(min_pass_rate=0.9), links=links, limit=16_384)
     assert len(text) < 16_384
-    assert_inert_but_links(text, 2)
-
-
-def assert_inert_but_links(text: str, count: int) -> None:
     tokens = flat(MARKDOWN.parse(text))
-    assert sum(t.type == "link_open" for t in tokens) == count
     assert all(t.type != "image" for t in tokens)
+    assert [h for h in hrefs(text) if not h.startswith("report.html#")] == [links.report, links.run]
 
 
 def test_links_are_ours_or_placeholders() -> None:
@@ -258,8 +307,7 @@ def test_links_are_ours_or_placeholders() -> None:
             run="https://github.com/o/r/actions/runs/7",
         ),
     )
-    hrefs = [t.attrGet("href") for t in flat(MARKDOWN.parse(text)) if t.type == "link_open"]
-    assert hrefs == [
+    assert [h for h in hrefs(text) if not h.startswith("report.html#")] == [
         "https://github.com/o/r/actions/runs/7#artifacts",
         "https://github.com/o/r/actions/runs/7",
     ]
@@ -276,19 +324,25 @@ def test_a_limit_too_small_for_the_headline_is_refused() -> None:
         CommentMarkdown(comparison, decision, Links(), 1000)
 
 
-def test_unknown_figures_render_as_unknown() -> None:
+def test_unknown_figures_render_as_unknown_medians_keep_their_half_and_zero_has_no_sign() -> None:
     text = comment(*A_DROP)
     assert re.search(r"\| median judge tokens +\| unknown +\| unknown +\| unknown +\|", text)
     assert re.search(r"\| median agent input tokens +\| 100 tokens +\| 100 tokens +\| ±0 tokens +\|", text)
+    assert "−0.00 s" not in text and "±0.00 s" in text
     nothing = run({"s": [None, None]})
     unknown = comment(nothing, NoBaseline())
     assert "**Pass rate unknown**" in unknown and "| pass rate " in unknown
     assert re.search(r"\| pass\^k +\| unknown \(k = 2\)", unknown)
+    assert Amount(value=39.5, unit="tokens").text() == "39.5 tokens"
+    assert Amount(value=40.0, unit="tokens").text() == "40 tokens"
+    assert Amount(value=-0.001, unit="s").signed() == "±0.00 s"
+    assert Amount(value=-0.5, unit="tokens").signed() == "−0.5 tokens"
 
 
 def test_the_headline_follows_the_verdict() -> None:
     fail = comment(*A_DROP, Gate(min_pass_rate=0.95))
     assert "## ❌ convy: fail · support" in fail and "**Decided by `min-pass-rate`:**" in fail
+    assert "### Regressions (0)" in fail and "No scenario regressed." in fail
     passed = comment(*A_DROP)
     assert "## ✅ convy: pass · support" in passed and "not significant (p = 0.2, alpha 0.05)" in passed
     assert "**Pass rate 77.8% (45.3–93.7%)** now, 100.0% (70.1–100.0%) in the baseline" in passed
@@ -310,18 +364,44 @@ def test_significance_is_stated_against_the_gates_alpha() -> None:
 def test_without_a_baseline_the_comment_says_so_and_gates_on_the_floor() -> None:
     now = run({"refund": [True, False, "http_500"], "greet": [True, True, None]})
     text = comment(now, NoBaseline(why="no earlier run on main"), Gate(min_pass_rate=0.5, max_failed=0.5))
+    assert_inert(text)
     assert "now; no baseline (no earlier run on main): the gate decided on the floor only." in text
     assert "**Decided by `floor-only`:**" in text
-    key, failing, every = tables(text)
-    assert key[0] == 2 and (len(failing), failing[0]) == (2, 4) and (len(every), every[0]) == (3, 3)
     assert "### Scenarios with failed claims (1)" in text
     assert re.search(r"\| attempts failed by the agent +\| 1 \(http\\_500 ×1\) +\|", text)
     assert re.search(r"\| attempts without verdict +\| 1 \(16.7%\) +\|", text)
+    assert re.search(r"\| the agent +\| 2 +\| ", text) and re.search(
+        r"\| the judge +\| 1 +\| model\\_failure", text
+    )
+
+
+def test_a_broken_agent_s_comment_names_the_cause_and_its_message() -> None:
+    outcomes = [
+        Outcome(
+            scenario="s",
+            index=i,
+            fingerprint="f",
+            turns=(),
+            seconds=0.1,
+            decision=Failed(reason="http_400", status=400, message="Invalid model name"),
+        )
+        for i in range(3)
+    ]
+    spec = RunSpec(agent="support", repeat=3, scenarios=(ScenarioEntry(name="s", fingerprint="f"),))
+    now = Summed(
+        RunFile(format=1, spec=spec, status="finished", started="t"), "r/support/1", outcomes
+    ).summary()
+    text = comment(now, NoBaseline(why="first run"))
+    assert_inert(text)
+    assert "## ❌ convy: fail · support" in text
+    assert "**Decided by `max-failed`:** the agent failed 3 of 3 attempts (100.0%)" in text
+    assert "commonest: http\\_400 ×3 (HTTP 400): Invalid model name" in text
+    assert re.search(r"\| the agent +\| 3 +\| http\\_400 +\| Invalid model name +\|", text)
 
 
 def test_an_interrupted_run_says_how_much_was_played() -> None:
     now = run({"a": [True, True], "b": [True]}, status="interrupted")
-    assert "⚠️ Note: the run is interrupted: 3 of 4 attempts were played." in comment(now, NoBaseline())
+    assert "⚠️ The run is interrupted: 3 of 4 attempts were played." in comment(now, NoBaseline())
 
 
 def test_the_summary_and_the_decision_hold_the_figures_the_comment_shows() -> None:

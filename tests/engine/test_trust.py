@@ -6,14 +6,20 @@ real local servers."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from convy.compare.comparison import Compared, NoBaseline
 from convy.compare.gate import Gate
 from convy.compare.summary import Summary, Summed
+from convy.errors import ConfigurationError
+from convy.play.bench import FailFast
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
-from tests.engine.test_cli import convy, only_run
+from convy.store.journal import Provenance, RunFile, RunSpec, ScenarioEntry
+from tests.engine.test_cli import convy, lines, only_run
 
 Attempt = bool | None | str
 """It held or not (a verdict), None (no verdict), or the reason the agent failed."""
@@ -177,3 +183,293 @@ def test_match_then_compare_shows_not_played_end_to_end(tmp_path: Path) -> None:
     assert "refund-late-order" in spec["left_out"]
     comment = (second / "comment.md").read_text()
     assert "not played" in comment and "removed" not in comment
+
+
+def played(agent_url: str, models_url: str, cwd: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    return convy(
+        "run",
+        "--agent-url",
+        agent_url,
+        "--model-url",
+        models_url,
+        "--model-key",
+        "sk-test-key-123",
+        "--user-model",
+        "m",
+        *more,
+        cwd=cwd,
+    )
+
+
+def test_fail_fast_stops_a_run_against_a_broken_agent_and_resume_finishes_it(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(HELLO)
+    with AgentServer() as agent, ModelServer(decided) as models:
+        done = played(f"{agent.url}/status/400", models.url, tmp_path, "--repeat", "20", "--concurrency", "1")
+        folder = only_run(tmp_path / "results")
+        stopped = json.loads((folder / "run.json").read_text())
+        played_first = lines(folder)
+        again = convy(
+            "resume",
+            str(folder),
+            "--agent-url",
+            f"{agent.url}/ok",
+            "--model-url",
+            models.url,
+            "--model-key",
+            "sk-test-key-123",
+            "--user-model",
+            "m",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert stopped["status"] == "stopped" and "http_400" in stopped["reason"]
+    assert stopped["reason"].startswith("the first 5 attempts to end all failed")
+    assert 5 <= len(played_first) < 20, "no further attempt starts; those in flight finish"
+    assert "fail-fast stopped the run" in done.stdout and "max-failed" in done.stdout
+    assert again.returncode == 1, again.stdout + again.stderr  # the failed ones still count
+    finished = json.loads((folder / "run.json").read_text())
+    assert finished["status"] == "finished" and len(lines(folder)) == 20
+
+
+def test_fail_fast_off_plays_everything(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(HELLO)
+    with AgentServer() as agent, ModelServer(decided) as models:
+        done = played(f"{agent.url}/status/500", models.url, tmp_path, "--repeat", "8", "--fail-fast=false")
+    folder = only_run(tmp_path / "results")
+    assert done.returncode == 1
+    assert json.loads((folder / "run.json").read_text())["status"] == "finished" and len(lines(folder)) == 8
+
+
+def ended(decision: Verdict | Failed | NoVerdict) -> Outcome:
+    return Outcome(scenario="s", index=0, fingerprint="f", turns=(), seconds=0.0, decision=decision)
+
+
+def test_fail_fast_needs_one_cause_and_nothing_held() -> None:
+    same = FailFast()
+    for _ in range(5):
+        same.seen(ended(Failed(reason="http_502", status=502, message="Bad gateway")), 60)
+    assert same.cause == "the first 5 attempts to end all failed: http_502 (HTTP 502): Bad gateway"
+    mixed = FailFast()
+    for status in (502, 502, 502, 502, 504):
+        mixed.seen(ended(Failed(reason="http_5xx", status=status)), 60)
+    assert mixed.cause == ""
+    held = FailFast()
+    held.seen(ended(Verdict(holds=True, claims=())), 60)
+    for _ in range(4):
+        held.seen(ended(Failed(reason="timeout")), 60)
+    assert held.cause == ""
+    few = FailFast()
+    for _ in range(2):
+        few.seen(ended(NoVerdict(reason="judge_unreadable", detail="judge: not JSON")), 2)
+    assert few.cause == "the first 2 attempts to end all got no verdict: judge_unreadable: judge: not JSON"
+    later = FailFast()
+    later.seen(ended(Verdict(holds=False, claims=())), 60)
+    for _ in range(10):
+        later.seen(ended(Failed(reason="timeout")), 60)
+    assert later.cause == "", "only the first 5 to end count"
+
+
+def test_checked_before_any_request(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(HELLO)
+    with AgentServer() as agent, ModelServer(decided) as models:
+        pasted = played(
+            f"{agent.url}/ok",
+            models.url,
+            tmp_path,
+            "--agent-headers",
+            '{"Authorization": "Bearer sk-abcdef123"}',
+        )
+        spaced = played(f"{agent.url}/ok", models.url, tmp_path, "--agent-headers", "X Api Key: sk-abcdef123")
+        ftp = played("ftp://example.com/chat", models.url, tmp_path)
+        keyless = convy("run", "--agent-url", f"{agent.url}/ok", "--user-model", "m", cwd=tmp_path)
+        (tmp_path / "agents").mkdir()
+        (tmp_path / "agents" / "bot.yaml").write_text(
+            f"url: {agent.url}/ok\nheaders:\n  Accept: application/json\n  Bad Name: x\n"
+        )
+        filed = convy(
+            "run",
+            "--model-url",
+            models.url,
+            "--model-key",
+            "sk-test-key-123",
+            "--user-model",
+            "m",
+            cwd=tmp_path,
+        )
+        asked = len(agent.requests) + len(models.requests)
+    assert pasted.returncode == 2 and "agent-headers: looks like JSON" in pasted.stderr
+    assert (
+        spaced.returncode == 2
+        and "agent-headers: line 1: a header name is not an HTTP token" in spaced.stderr
+    )
+    assert ftp.returncode == 2 and "agent-url" in ftp.stderr and "http://" in ftp.stderr
+    assert keyless.returncode == 2 and "model-key: is empty while model-url is the default" in keyless.stderr
+    assert filed.returncode == 2 and "agents/bot.yaml:4: a header name is not an HTTP token" in filed.stderr
+    assert asked == 0
+    for done in (pasted, spaced):
+        assert "sk-abcdef123" not in done.stdout + done.stderr
+
+
+class Deploy:
+    """A version endpoint that reports the old build for `rolling` requests, then the new one."""
+
+    def __init__(self, rolling: int) -> None:
+        self.rolling = rolling
+        self.asked: list[dict[str, str]] = []
+
+    def route(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        self.asked.append(headers)
+        if path == "/missing":
+            return 404, {"Content-Type": "text/plain"}, b"no"
+        build = "abc123" if len(self.asked) > self.rolling else "old999"
+        if path == "/json":
+            return 200, {"Content-Type": "application/json"}, json.dumps({"build": {"sha": build}}).encode()
+        return 200, {"Content-Type": "text/plain"}, f"  build {build}\n".encode()
+
+
+def test_the_version_is_polled_every_ten_seconds_on_a_controllable_clock() -> None:
+    import asyncio
+
+    from convy.demo.localserver import LocalServer
+    from convy.fakes import FakeClock
+    from convy.play.version import AgentVersion
+
+    deploy = Deploy(rolling=3)
+    clock = FakeClock()
+    with LocalServer(deploy.route) as server:
+        version = AgentVersion(
+            url=f"{server.url}/json", path="build.sha", expect="abc", wait=600, headers={"X-Key": "k"}
+        )
+        build = asyncio.run(version.build(clock))
+        plain = asyncio.run(AgentVersion(url=f"{server.url}/text").build(FakeClock()))
+        late = Deploy(rolling=1000)
+        with LocalServer(late.route) as slow:
+            never = AgentVersion(url=f"{slow.url}/text", expect="abc", wait=60)
+            waited = FakeClock()
+            with pytest.raises(
+                ConfigurationError, match="expect-agent-version.*within agent-version-wait 60 s"
+            ):
+                asyncio.run(never.build(waited))
+        with pytest.raises(ConfigurationError, match="agent-version-url.*HTTP 404"):
+            asyncio.run(AgentVersion(url=f"{server.url}/missing").build(FakeClock()))
+    assert build == "abc123" and clock.slept == [10.0] * 3
+    assert deploy.asked[0].get("x-key") == "k", "the agent's headers go with the request"
+    assert plain == "build abc123"
+    assert waited.slept == [10.0] * 6 and len(late.asked) == 7
+
+
+def test_the_version_is_recorded_and_a_build_never_seen_is_exit_2_before_playing(tmp_path: Path) -> None:
+    from convy.demo.localserver import LocalServer
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(HELLO)
+    deploy = Deploy(rolling=0)
+    with AgentServer() as agent, ModelServer(decided) as models, LocalServer(deploy.route) as version:
+        done = played(
+            f"{agent.url}/ok",
+            models.url,
+            tmp_path,
+            "--repeat",
+            "1",
+            "--agent-version-url",
+            f"{version.url}/json",
+            "--agent-version-path",
+            "build.sha",
+            "--expect-agent-version",
+            "abc",
+        )
+        waited = played(
+            f"{agent.url}/ok",
+            models.url,
+            tmp_path,
+            "--repeat",
+            "1",
+            "--agent-version-url",
+            f"{version.url}/text",
+            "--expect-agent-version",
+            "fffff",
+            "--agent-version-wait",
+            "5",
+            "--results",
+            "other",
+        )
+        agent_requests = len(agent.requests)
+    assert done.returncode == 0, done.stdout + done.stderr
+    folder = only_run(tmp_path / "results")
+    assert json.loads((folder / "run.json").read_text())["agent_version"] == "abc123"
+    assert "abc123" in (folder / "comment.md").read_text()
+    assert waited.returncode == 2 and "expect-agent-version" in waited.stderr
+    assert not (tmp_path / "other").exists() or not list((tmp_path / "other").rglob("attempts.jsonl"))
+    assert agent_requests == 1, "only the first run played"
+
+
+def built(version: str, sha: str) -> Summary:
+    spec = RunSpec(
+        agent="a",
+        repeat=1,
+        scenarios=(ScenarioEntry(name="s", fingerprint="f"),),
+        provenance=Provenance(sha=sha),
+    )
+    file = RunFile(format=1, spec=spec, status="finished", started="t", agent_version=version)
+    return Summed(file, "r/a/1", [outcome("s", 0, True)]).summary()
+
+
+def test_the_build_is_shown_beside_the_baseline_s_and_the_same_build_for_two_commits_warns() -> None:
+    from convy.draw.markdown import CommentMarkdown
+
+    def shown(now: Summary, before: Summary) -> str:
+        comparison = Compared(now, before).comparison()
+        return CommentMarkdown(comparison, Gate().decision(comparison)).text()
+
+    same = shown(built("build 41", "b" * 40), built("build 41", "a" * 40))
+    assert re.search(r"\| agent build +\| build 41 +\| build 41 +\|", same)
+    assert "Both runs report agent build build 41 but were made for different commits (bbbbbbb now" in same
+    moved = shown(built("build 42", "b" * 40), built("build 41", "a" * 40))
+    assert (
+        re.search(r"\| agent build +\| build 42 +\| build 41 +\|", moved) and "Both runs report" not in moved
+    )
+
+
+def test_attribution_counts_each_party_with_its_commonest_message() -> None:
+    decisions: list[Verdict | Failed | NoVerdict] = [
+        Verdict(holds=False, claims=(ClaimResult(claim="c", passed=False, reason="it refused"),)),
+        Failed(reason="http_500", status=500, message="upstream down"),
+        NoVerdict(reason="model_failure", detail="user: HTTP 401 from the model"),
+        NoVerdict(reason="model_failure", detail="judge: not JSON"),
+        NoVerdict(reason="context_exceeded", detail="judge: too long", message="maximum context length"),
+        NoVerdict(reason="user_timeout", message="timed out after 120 s"),
+        NoVerdict(reason="judge_unreadable", raw="{oops"),
+        NoVerdict(reason="agent_busy", status=429),
+        NoVerdict(reason="model_busy", status=429),
+        Verdict(holds=True, claims=()),
+    ]
+    spec = RunSpec(agent="a", repeat=len(decisions), scenarios=(ScenarioEntry(name="s", fingerprint="f"),))
+    outcomes = [
+        Outcome(scenario="s", index=i, fingerprint="f", turns=(), seconds=0.0, decision=d)
+        for i, d in enumerate(decisions)
+    ]
+    now = Summed(RunFile(format=1, spec=spec, status="finished", started="t"), "r/a/1", outcomes).summary()
+    parties = {p.party: (p.count, p.reason, p.message) for p in now.parties}
+    assert parties == {
+        "agent": (2, "claims_failed", "it refused"),
+        "user model": (2, "model_failure", "HTTP 401 from the model"),
+        "judge": (3, "model_failure", "not JSON"),
+        "busy": (2, "agent_busy", ""),
+    }
+    assert [p.party for p in now.parties] == ["agent", "user model", "judge", "busy"]

@@ -95,6 +95,16 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     def decision(self, comparison: Comparison) -> GateDecision:
+        """The verdict; when fail-fast stopped the run, its cause ends the explanation."""
+        decision = self.decided_on(comparison)
+        stopped = comparison.now.stopped
+        if not stopped:
+            return decision
+        return msgspec.structs.replace(
+            decision, explanation=f"{decision.explanation} (fail-fast stopped the run: {stopped})"
+        )
+
+    def decided_on(self, comparison: Comparison) -> GateDecision:
         now = comparison.now
         unjudged = Cause(now.no_verdict).text()
         if not now.attempts:
@@ -141,6 +151,9 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         agent = next((p for p in now.parties if p.party == "agent"), None)
         if agent is None:
             return ""
+        if agent.reason == "claims_failed":
+            message = f"judge: {agent.message}" if agent.message else ""
+            return Cause((Reason(reason="failed claims", count=agent.count, message=message),)).text()
         return Cause((Reason(reason=agent.reason, count=agent.count, message=agent.message),)).text()
 
     def against_baseline(self, comparison: Comparison) -> GateDecision:

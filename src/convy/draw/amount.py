@@ -19,17 +19,29 @@ class Amount(msgspec.Struct, frozen=True, kw_only=True):
         return self.shown(self.value, "")
 
     def signed(self) -> str:
-        """A change, with its sign: `+0.25 s`, `−120 tokens`, `±0`."""
+        """A change, with its sign: `+0.25 s`, `−120 tokens`, `±0`; a change too small to show is
+        `±0.00 s`, never `−0.00 s`."""
         if self.value is None:
             return "unknown"
-        sign = "+" if self.value > 0 else "−" if self.value < 0 else "±"
-        return self.shown(abs(self.value), sign)
+        size = self.shown(abs(self.value), "")
+        if not any(digit in size for digit in "123456789"):
+            return "±" + size
+        return ("+" if self.value > 0 else "−") + size
 
     def shown(self, value: float, sign: str) -> str:
         match self.unit:
             case "s":
                 return f"{sign}{value:.2f} s" if value < 10 else f"{sign}{value:,.1f} s"
             case "tokens":
-                return f"{sign}{value:,.0f} tokens"
+                return f"{sign}{Whole(value=value).text()} tokens"
             case _:
-                return sign + f"{value:,.1f}".removesuffix(".0")
+                return sign + Whole(value=value).text()
+
+
+class Whole(msgspec.Struct, frozen=True, kw_only=True):
+    """A count, or a median of counts: whole numbers without decimals, a half kept (39.5, not 40)."""
+
+    value: float
+
+    def text(self) -> str:
+        return f"{self.value:,.1f}".removesuffix(".0")

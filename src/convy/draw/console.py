@@ -36,17 +36,24 @@ class ConsoleText(msgspec.Struct, frozen=True):
         figures = Figures(self.comparison, self.decision, TerminalCells())
         comparison = self.comparison
         troubles = figures.troubles(STYLE)
-        title, none = figures.troubles_heading(troubles)
+        title, none = figures.troubles_heading(len(troubles.groups))
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
-            f"Pass rate {comparison.now.rate.text()} {figures.change()}.",
             f"Decided by {self.decision.rule}: {figures.explanation()}.",
             *(f"Note: {note}." for note in figures.notes()),
         ]
-        parts = [
-            "\n".join(head),
-            figures.key(STYLE).text(),
-            f"{title}\n{troubles.text() if troubles.groups else none}",
+        parts = ["\n".join(head), f"{title}\n{troubles.text() if troubles.groups else none}"]
+        if comparison.now.parties:
+            parts.append(f"Why attempts did not hold\n{figures.parties(STYLE).text()}")
+        parts += [
+            f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}",
+        ]
+        lower = self.decision.within_noise(comparison)
+        if lower:
+            names = ", ".join(TerminalCells().cell(s.name, 60) for s in lower)
+            parts.append(f"Lower than the baseline, within noise ({len(lower)}): {names}")
+        parts += [
+            f"All metrics\n{figures.metrics(STYLE).text()}",
             f"All {len(comparison.scenarios)} scenarios\n{figures.scenarios(STYLE).text()}",
         ]
         return "\n\n".join(parts)

@@ -1,6 +1,10 @@
 """CommentMarkdown: a comparison and the gate's decision as the pull request's sticky comment (also the
-job summary and comment.md) — its hidden Marker line, the headline, the key figures, the regressions
-with the claims that failed, every scenario in a collapsed section, and the Links line.
+job summary and comment.md), laid out for a phone (DESIGN §13.2): its hidden Marker line; the verdict
+and the rule that decided, said once; what needs attention — the regressions with their failing claims
+and the judge's reasons, each linked to its place in report.html, and whose fault the attempts that
+did not hold are, with the commonest message; the headline numbers; then, collapsed, the scenarios
+lower within noise, every metric and every scenario; the Links line. No table shown open has more
+than 4 columns.
 
 Only drawing: every number and decision comes from the Comparison and the GateDecision (DESIGN §7).
 What an agent or a model wrote — and scenario names and claims too — goes through Untrusted, so none
@@ -17,9 +21,10 @@ from tabulate import tabulate
 
 from convy.compare.comparison import Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
-from convy.compare.summary import Reason, Summary
+from convy.compare.summary import Party, Reason, Summary
 from convy.data import Data
 from convy.draw.amount import Amount
+from convy.draw.anchor import Anchor
 from convy.draw.untrusted import ELLIPSIS, Untrusted
 
 VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
@@ -38,6 +43,16 @@ EXPLANATION = 400
 """Characters of the gate's explanation."""
 REASONS = 3
 """Reasons shown beside a count of failed attempts or attempts without verdict."""
+MESSAGE = 200
+"""Characters of a service's or judge's message beside whose fault an attempt was."""
+PARTIES: dict[str, str] = {
+    "agent": "the agent",
+    "user model": "the user model",
+    "judge": "the judge",
+    "busy": "busy services",
+    "convy": "convy itself",
+}
+"""Whose fault an attempt that did not hold was, as the comment names it."""
 
 UNSAFE_NAME = re.compile(r"[^\w.-]+")
 DASHES = re.compile(r"-{2,}")
@@ -152,6 +167,35 @@ class GroupedTable(Data, frozen=True, kw_only=True):
         return self.text(low)
 
 
+class Listed(Data, frozen=True, kw_only=True):
+    """A markdown list whose items come whole (an item and its nested lines); shortened by whole
+    items, the rest counted in a last `… N more <noun>` item."""
+
+    items: tuple[str, ...]
+    noun: str
+
+    def text(self, count: int | None = None) -> str:
+        shown = len(self.items) if count is None else count
+        lines = list(self.items[:shown])
+        if shown < len(self.items):
+            lines.append(f"- … {len(self.items) - shown:,} more {self.noun}")
+        return "\n".join(lines)
+
+    def within(self, characters: int, limit: Limit) -> str:
+        """The list with as many items as fit in `characters` (the `… N more` item always shown)."""
+        whole = self.text()
+        if limit.size(whole) <= characters:
+            return whole
+        low, high = 0, len(self.items) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if limit.size(self.text(middle)) <= characters:
+                low = middle
+            else:
+                high = middle - 1
+        return self.text(low)
+
+
 class Figures(msgspec.Struct, frozen=True):
     """The comparison's figures and the gate's decision as text, untrusted parts shown by `cells`:
     what the comment and the console both say."""
@@ -167,10 +211,10 @@ class Figures(msgspec.Struct, frozen=True):
         """The gate's sentence, with the commonest cause of what went wrong when there is one."""
         cause = self.decision.cause
         text = self.decision.explanation + (f"; commonest: {cause}" if cause else "")
-        return self.cells.cell(text, EXPLANATION)
+        return self.cells.cell(text.rstrip(". "), EXPLANATION)
 
     def points(self) -> str:
-        """The change of pass rate over the scenarios common and unchanged in both runs, in points."""
+        """The change of pass rate over the scenarios the test uses, in points."""
         drop = self.comparison.drop
         if drop is None:
             return "unknown"
@@ -192,7 +236,7 @@ class Figures(msgspec.Struct, frozen=True):
         if drop is None:
             return f"{against}; no scenario is common and unchanged with judged attempts in both runs"
         common = f"{against}: {self.points()} over the scenarios common and unchanged in both"
-        if drop == 0:
+        if comparison.exact_drop() == 0:
             return f"{common}, no change"
         p, kind = (comparison.p_drop, "drop") if drop > 0 else (comparison.p_gain, "gain")
         if p.below(self.decision.alpha):
@@ -200,13 +244,30 @@ class Figures(msgspec.Struct, frozen=True):
         return f"{common}, not significant ({p.text()}, alpha {alpha})"
 
     def notes(self) -> tuple[str, ...]:
-        """What the reader must know about the run itself: interrupted, a torn last line."""
+        """What the reader must know about the run itself: stopped early, interrupted, a torn last
+        line, the same build of the agent for different commits."""
         now = self.comparison.now
         notes: list[str] = []
         if now.status != "finished":
             notes.append(f"the run is {now.status}: {now.attempts} of {now.expected} attempts were played")
+        if now.stopped:
+            notes.append(
+                f"fail-fast stopped the run: {self.cells.cell(now.stopped, EXPLANATION)}; "
+                "`convy resume` plays the attempts it is missing"
+            )
         if now.torn:
             notes.append("the last line of attempts.jsonl was torn (a crash mid-write) and was skipped")
+        match self.comparison.baseline:
+            case Summary(agent_version=before, sha=sha) if (
+                before and before == now.agent_version and sha and now.sha and sha != now.sha
+            ):
+                notes.append(
+                    f"both runs report agent build {self.cells.cell(before, 80)} but were made for "
+                    f"different commits ({now.sha[:7]} now, {sha[:7]} in the baseline): "
+                    "the deploy may not have rolled out yet"
+                )
+            case _:
+                pass
         return tuple(notes)
 
     def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
@@ -216,7 +277,7 @@ class Figures(msgspec.Struct, frozen=True):
         return f"{count} ({shown}{', …' if len(reasons) > REASONS else ''})"
 
     def column(self, summary: Summary) -> tuple[str, ...]:
-        """A run's key figures, in the order of `labels`."""
+        """A run's headline figures, in the order of `labels`."""
         return (
             summary.rate.text(),
             f"{summary.pass_k.text()} (k = {summary.repeat})",
@@ -234,30 +295,50 @@ class Figures(msgspec.Struct, frozen=True):
             "attempts failed by the agent",
         )
 
+    def build(self, summary: Summary) -> str:
+        return self.cells.cell(summary.agent_version, 60) if summary.agent_version else "unknown"
+
     def key(self, style: str) -> GroupedTable:
-        """The key figures: now, and with a baseline the baseline and the change."""
+        """The headline figures: now, and with a baseline the baseline and the change (4 columns)."""
         comparison = self.comparison
         now = self.column(comparison.now)
-        deltas = comparison.deltas
         rows: list[tuple[str, ...]]
         match comparison.baseline:
             case NoBaseline():
                 rows = [(label, value) for label, value in zip(self.labels(), now, strict=True)]
-                rows.extend((f"median {d.figure}", self.amount(d).text()) for d in deltas)
+                if comparison.now.agent_version:
+                    rows.append(("agent build", self.build(comparison.now)))
                 headers: tuple[str, ...] = ("", "now")
             case Summary() as baseline:
                 changes = (self.points(), "", "", "", "")
                 before = self.column(baseline)
                 rows = list(zip(self.labels(), now, before, changes, strict=True))
-                rows.extend(
+                if comparison.now.agent_version or baseline.agent_version:
+                    rows.append(("agent build", self.build(comparison.now), self.build(baseline), ""))
+                headers = ("", "now", "baseline", "change")
+        return GroupedTable(
+            headers=headers, groups=tuple((row,) for row in rows), noun="figures", style=style
+        )
+
+    def metrics(self, style: str) -> GroupedTable:
+        """The medians of every time and token figure, now and with a baseline the change."""
+        deltas = self.comparison.deltas
+        match self.comparison.baseline:
+            case NoBaseline():
+                rows: list[tuple[str, ...]] = [
+                    (f"median {d.figure}", Amount(value=d.now, unit=d.unit).text()) for d in deltas
+                ]
+                headers: tuple[str, ...] = ("", "now")
+            case Summary():
+                rows = [
                     (
                         f"median {d.figure}",
-                        self.amount(d).text(),
+                        Amount(value=d.now, unit=d.unit).text(),
                         Amount(value=d.baseline, unit=d.unit).text(),
                         Amount(value=d.change, unit=d.unit).signed(),
                     )
                     for d in deltas
-                )
+                ]
                 headers = ("", "now", "baseline", "change")
         return GroupedTable(
             headers=headers, groups=tuple((row,) for row in rows), noun="figures", style=style
@@ -265,6 +346,29 @@ class Figures(msgspec.Struct, frozen=True):
 
     def amount(self, delta: Delta) -> Amount:
         return Amount(value=delta.now, unit=delta.unit)
+
+    def parties(self, style: str) -> GroupedTable:
+        """Whose fault each attempt that did not hold was, with the commonest reason and message."""
+        rows = tuple(
+            (
+                (
+                    PARTIES.get(party.party, party.party),
+                    f"{party.count}",
+                    self.cells.cell(self.reason(party), 60),
+                    self.cells.cell(party.message, MESSAGE) if party.message else "—",
+                ),
+            )
+            for party in self.comparison.now.parties
+        )
+        return GroupedTable(
+            headers=("whose", "attempts", "commonest reason", "its message"),
+            groups=rows,
+            noun="parties",
+            style=style,
+        )
+
+    def reason(self, party: Party) -> str:
+        return "failed claims" if party.reason == "claims_failed" else party.reason
 
     def claims(self, scenario: ScenarioChange) -> tuple[tuple[str, str], ...]:
         """A scenario's failed claims, each with how often it failed and the judge's reason."""
@@ -278,30 +382,61 @@ class Figures(msgspec.Struct, frozen=True):
             for c in scenario.failing
         )
 
-    def troubles_heading(self, troubles: GroupedTable) -> tuple[str, str]:
-        """The troubles' title, and what stands when there are none."""
+    def attention(self) -> tuple[ScenarioChange, ...]:
+        """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without
+        one the scenarios with failed claims."""
         match self.comparison.baseline:
             case NoBaseline():
-                return f"Scenarios with failed claims ({len(troubles.groups)})", "No claim failed."
+                return tuple(s for s in self.comparison.scenarios if s.failing)
             case Summary():
-                return f"Regressions ({len(troubles.groups)})", "No scenario regressed."
+                return self.decision.regressions(self.comparison)
+
+    def troubles_heading(self, count: int) -> tuple[str, str]:
+        """The title of what needs attention, and what stands when there is none."""
+        match self.comparison.baseline:
+            case NoBaseline():
+                return f"Scenarios with failed claims ({count})", "No claim failed."
+            case Summary():
+                return f"Regressions ({count})", "No scenario regressed."
+
+    def passes(self, s: ScenarioChange) -> str:
+        """How many held now, and in the baseline when the scenario is in both."""
+        match self.comparison.baseline:
+            case NoBaseline():
+                return f"{s.now.held} of {s.now.judged} held"
+            case Summary():
+                return (
+                    f"{s.now.held} of {s.now.judged} held, {s.baseline.held} of {s.baseline.judged} "
+                    f"in the baseline ({s.p.text()}, {s.status})"
+                )
+
+    def items(self, scenarios: tuple[ScenarioChange, ...]) -> Listed:
+        """Scenarios as a markdown list: each linked to its place in report.html, its passes, and
+        under it each failed claim with the judge's reason."""
+        items = []
+        for s in scenarios:
+            lines = [f"- **[{self.cells.cell(s.name, NAME)}]({Anchor(s.name).link()})** — {self.passes(s)}"]
+            for c in s.failing:
+                lines.append(
+                    f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; "
+                    f"judge: {self.cells.cell(c.reason, REASON) if c.reason else '—'}"
+                )
+            items.append("\n".join(lines))
+        return Listed(items=tuple(items), noun="scenarios")
 
     def troubles(self, style: str) -> GroupedTable:
-        """With a baseline the regressions, each with its failed claims; without one, the scenarios
-        with failed claims."""
-        comparison = self.comparison
+        """What needs attention as a table (the console): each scenario with its failed claims."""
         groups: list[tuple[tuple[str, ...], ...]] = []
         first: tuple[str, ...]
-        match comparison.baseline:
+        match self.comparison.baseline:
             case NoBaseline():
-                for s in comparison.scenarios:
-                    if s.failing:
-                        first = (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}")
-                        groups.append(self.grouped(first, self.claims(s)))
+                for s in self.attention():
+                    first = (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}")
+                    groups.append(self.grouped(first, self.claims(s)))
                 headers: tuple[str, ...] = ("scenario", "passes", "failed claim", "judge's reason")
                 noun = "scenarios"
             case Summary():
-                for s in self.decision.regressions(comparison):
+                for s in self.attention():
                     first = (
                         self.cells.cell(s.name, NAME),
                         f"{s.now.held}/{s.now.judged}",
@@ -332,7 +467,7 @@ class Figures(msgspec.Struct, frozen=True):
                 headers: tuple[str, ...] = ("scenario", "passes", "pass rate")
             case Summary():
                 for s in comparison.ordered():
-                    now = "—" if s.status == "removed" else f"{s.now.held}/{s.now.judged}"
+                    now = "—" if s.status in ("removed", "not played") else f"{s.now.held}/{s.now.judged}"
                     before = "—" if s.status == "new" else f"{s.baseline.held}/{s.baseline.judged}"
                     rows.append((s.status, self.cells.cell(s.name, NAME), now, before, s.p.text()))
                 headers = ("status", "scenario", "now", "baseline", "p")
@@ -356,28 +491,49 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
     def text(self) -> str:
         figures = Figures(self.comparison, self.decision, MarkdownCells())
         limit = Limit(characters=self.limit)
-        troubles = figures.troubles("github")
+        attention = figures.items(figures.attention())
+        lower = figures.items(self.decision.within_noise(self.comparison))
         everything = figures.scenarios("github")
-        empty = self.assembled(figures, troubles, "", "")
+        empty = self.assembled(figures, attention, lower, "", "", "")
         room = self.limit - 1 - limit.size(empty)
-        shown = troubles.within(room - limit.size(everything.text(0)), limit)
-        return self.assembled(figures, troubles, shown, everything.within(room - limit.size(shown), limit))
+        rest = limit.size(everything.text(0)) + limit.size(lower.text(0))
+        shown = attention.within(room - rest, limit)
+        room -= limit.size(shown)
+        noise = lower.within(room - limit.size(everything.text(0)), limit)
+        room -= limit.size(noise)
+        return self.assembled(figures, attention, lower, shown, noise, everything.within(room, limit))
 
-    def assembled(self, figures: Figures, troubles: GroupedTable, shown: str, everything: str) -> str:
-        """The comment with the troubles' and all scenarios' tables as given."""
+    def assembled(
+        self, figures: Figures, attention: Listed, lower: Listed, shown: str, noise: str, everything: str
+    ) -> str:
+        """The comment with the lists and the table of all scenarios as given."""
         comparison = self.comparison
         verdict = self.decision.verdict
-        heading, none = figures.troubles_heading(troubles)
-        title = f"### {heading}"
+        heading, none = figures.troubles_heading(len(attention.items))
         parts = [
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
-            f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
             f"**Decided by `{self.decision.rule}`:** {figures.explanation()}.",
-            *(f"⚠️ Note: {note}." for note in figures.notes()),
+            *(f"⚠️ {note[0].upper()}{note[1:]}." for note in figures.notes()),
+        ]
+        if attention.items or verdict != "pass":
+            parts += [f"### {heading}", shown if attention.items else none]
+        if comparison.now.parties:
+            parts += ["### Why attempts did not hold", figures.parties("github").text()]
+        parts += [
+            f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
             figures.key("github").text(),
-            title,
-            shown if troubles.groups else none,
+        ]
+        if lower.items:
+            parts += [
+                f"<details><summary>Lower than the baseline, within noise ({len(lower.items)})</summary>",
+                noise,
+                "</details>",
+            ]
+        parts += [
+            "<details><summary>All metrics</summary>",
+            figures.metrics("github").text(),
+            "</details>",
             f"<details><summary>All {len(comparison.scenarios)} scenarios</summary>",
             everything,
             "</details>",

@@ -83,6 +83,8 @@ class Row(Data, frozen=True, kw_only=True):
     status: str = ""
     search: str = ""
     window: int | None = None
+    anchor: str = ""
+    """The row's id, so `page.html#<anchor>` shows it (and opens its window)."""
 
 
 class Choice(Data, frozen=True, kw_only=True):

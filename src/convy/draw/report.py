@@ -18,6 +18,7 @@ from convy.compare.comparison import STATUSES, Comparison, Delta, NoBaseline, Sc
 from convy.compare.gate import GateDecision
 from convy.compare.summary import ScenarioSummary, Summary
 from convy.draw.amount import Amount
+from convy.draw.anchor import Anchor
 from convy.draw.page import (
     BarRow,
     Bars,
@@ -180,6 +181,7 @@ class Report(msgspec.Struct, frozen=True):
             status=result.status(),
             search=f"{c.name} {c.file} {result.label()} {claims}",
             window=index,
+            anchor=Anchor(c.name).id(),
         )
 
     def windows(self) -> tuple[Window, ...]:

@@ -15,13 +15,65 @@ from convy.play.agent import Agent
 from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
-from convy.play.outcome import STAMP, NoVerdict, Outcome
+from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
+
+FIRST = 5
+"""How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
 
 
 class Journal(Protocol):
     """Where a bench puts each attempt the moment it ends."""
 
     def record(self, outcome: Outcome) -> None: ...
+
+
+class FailFast:
+    """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
+    fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
+    status — and none held, no further attempt starts. `cause` says why, empty while going on.
+    `first` 0 never stops (fail-fast off)."""
+
+    def __init__(self, first: int = FIRST) -> None:
+        self.first = first
+        self.ended: list[Outcome] = []
+        self.cause = ""
+
+    def seen(self, outcome: Outcome, total: int) -> None:
+        """One more attempt ended, of `total` to play."""
+        wanted = min(self.first, total)
+        if not wanted or len(self.ended) >= wanted:
+            return
+        self.ended.append(outcome)
+        if len(self.ended) == wanted:
+            self.cause = self.common()
+
+    def common(self) -> str:
+        causes = {self.key(outcome) for outcome in self.ended}
+        if len(causes) != 1:
+            return ""
+        match self.ended[0].decision:
+            case Verdict():
+                return ""
+            case (
+                Failed(reason=reason, status=status, message=message, detail=detail)
+                | NoVerdict(reason=reason, status=status, message=message, detail=detail)
+            ):
+                shown = f" (HTTP {status})" if status else ""
+                said = " ".join((message or detail).split())[:200]
+                kind = "failed" if isinstance(self.ended[0].decision, Failed) else "got no verdict"
+                count = len(self.ended)
+                return f"the first {count} attempts to end all {kind}: {reason}{shown}" + (
+                    f": {said}" if said else ""
+                )
+
+    def key(self, outcome: Outcome) -> tuple[str, str, int]:
+        match outcome.decision:
+            case Verdict():
+                return ("verdict", "", 0)
+            case Failed(reason=reason, status=status):
+                return ("failed", reason, status)
+            case NoVerdict(reason=reason, status=status):
+                return ("no_verdict", reason, status)
 
 
 class Bench(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,16 +85,23 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
     judge: Judge
     ahead: int = 16
 
-    async def run(self, attempts: Sequence[Attempt], journal: Journal) -> tuple[Outcome, ...]:
-        """Play every attempt; one that breaks never stops the others."""
+    async def run(
+        self, attempts: Sequence[Attempt], journal: Journal, halt: FailFast | None = None
+    ) -> tuple[Outcome, ...]:
+        """Play every attempt; one that breaks never stops the others. With `halt`, no attempt
+        starts once it has a cause; those under way finish."""
         results: list[Outcome | None] = [None] * len(attempts)
         room = asyncio.Semaphore(self.ahead)
+        stop = halt or FailFast(0)
 
         async def play(position: int, attempt: Attempt) -> None:
             async with room:
+                if stop.cause:
+                    return
                 outcome = await self._outcome(attempt)
                 journal.record(outcome)
                 results[position] = outcome
+                stop.seen(outcome, len(attempts))
 
         async with asyncio.TaskGroup() as group:
             for position, attempt in enumerate(attempts):

@@ -157,6 +157,9 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         variables = Environment(environ, where)
         url = variables.filled(self.url)
         headers = {name: variables.filled(value) for name, value in self.headers.items()}
+        for name in headers:
+            if not HeaderName(name).valid():
+                raise ConfigurationError(where, HeaderName(name).problem())
         for name, value in headers.items():
             if "\r" in value or "\n" in value:
                 raise ConfigurationError(where, f"the header {name} holds a line break")
@@ -167,6 +170,23 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise ConfigurationError(where, "url must be an http:// or https:// address")
         return msgspec.structs.replace(self, url=url, headers=headers)
+
+
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""An HTTP token (RFC 9110): what a header name must be."""
+
+
+class HeaderName(msgspec.Struct, frozen=True):
+    """A header's name as given, checked to be an HTTP token before any request."""
+
+    name: str
+
+    def valid(self) -> bool:
+        return TOKEN.fullmatch(self.name) is not None
+
+    def problem(self) -> str:
+        """Why the name cannot be sent (the name not shown: headers are secret)."""
+        return "a header name is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only)"
 
 
 class Environment(msgspec.Struct, frozen=True):

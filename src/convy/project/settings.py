@@ -53,6 +53,10 @@ DESCRIPTIONS: dict[str, str] = {
     "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
     "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
     "results": "where run folders go, relative to the project",
+    "agent-version-url": "a URL (GET, with the agent's headers) whose answer names the agent's build",
+    "agent-version-path": "the dotted path of the build in agent-version-url's JSON answer",
+    "expect-agent-version": "wait until the agent's build contains this text (e.g. the PR's head SHA)",
+    "agent-version-wait": "seconds to wait for expect-agent-version before exit 2",
     "max-turns": "most agent answers in one attempt; a scenario's own max_turns wins",
     "turn-timeout": "seconds for opening a conversation, each turn, and closing it",
     "patience": "seconds a participant waits for a busy service (429/503)",
@@ -113,6 +117,10 @@ ENGINE: tuple[str, ...] = (
     "max-failed",
     "fail-fast",
     "results",
+    "agent-version-url",
+    "agent-version-path",
+    "expect-agent-version",
+    "agent-version-wait",
     "max-turns",
     "turn-timeout",
     "patience",
@@ -170,6 +178,10 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     max_failed: Annotated[float, Meta(ge=0, le=1)] = 0.1
     fail_fast: bool = True
     results: str = "results"
+    agent_version_url: str = ""
+    agent_version_path: str = ""
+    expect_agent_version: str = ""
+    agent_version_wait: Annotated[float, Meta(ge=0)] = 600.0
     max_turns: Annotated[int, Meta(ge=1)] = 8
     turn_timeout: Annotated[float, Meta(gt=0)] = 120.0
     patience: Annotated[float, Meta(ge=0)] = 300.0

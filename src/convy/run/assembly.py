@@ -16,8 +16,10 @@ import yaml
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
-from convy.play.http import AgentSpec, JsonAgent
+from convy.play.http import AgentSpec, HeaderName, JsonAgent
 from convy.play.model import Inline, Models, OpenAiModel
+from convy.play.template import Path as JsonPath
+from convy.play.version import AgentVersion
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
 from convy.project.settings import Settings, Sources
@@ -121,14 +123,20 @@ class Project(msgspec.Struct, frozen=True):
     def agent(self) -> Agent:
         """The agent, every ${VAR} resolved and every file checked."""
         name = self.agent_name()
-        timeout = self.settings.turn_timeout
+        spec = self.declared()
+        if spec is None:
+            return ProjectAgent(PythonFile(self.agent_files()[name], self.root)).agent()
+        return JsonAgent(spec, self.settings.turn_timeout, spec.verify(self.root))
+
+    def declared(self) -> AgentSpec | None:
+        """The declarative agent (agent-url or agents/<name>.yaml) resolved; None for a Python agent."""
+        name = self.agent_name()
         if self.settings.agent_url:
-            spec = self.inline_spec().resolved(self.environ, "agent-url")
-            return JsonAgent(spec, timeout, spec.verify(self.root))
+            return self.inline_spec().resolved(self.environ, "agent-url")
         path = self.agent_files()[name]
         where = str(path.relative_to(self.root))
         if path.suffix == ".py":
-            return ProjectAgent(PythonFile(path, self.root)).agent()
+            return None
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             spec = msgspec.convert(data, AgentSpec)
@@ -142,18 +150,61 @@ class Project(msgspec.Struct, frozen=True):
             raise ConfigurationError(where, "is nested too deeply to be an agent file") from None
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigurationError(where, f"cannot be read: {error}") from None
-        spec = spec.resolved(self.environ, where)
-        return JsonAgent(spec, timeout, spec.verify(self.root))
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for name in spec.headers:
+            if not HeaderName(name).valid():
+                found = next((n for n, text in enumerate(lines, start=1) if name in text), 0)
+                raise ConfigurationError(f"{where}:{found}" if found else where, HeaderName(name).problem())
+        return spec.resolved(self.environ, where)
+
+    def version(self) -> AgentVersion | None:
+        """agent-version-url with the agent's headers and TLS; None when it is not set."""
+        settings = self.settings
+        if not settings.agent_version_url:
+            if settings.expect_agent_version:
+                raise ConfigurationError("expect-agent-version", "needs agent-version-url to ask")
+            return None
+        url = settings.agent_version_url
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            raise ConfigurationError("agent-version-url", "is not a valid URL") from None
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ConfigurationError("agent-version-url", "must be an http:// or https:// address")
+        if settings.agent_version_path:
+            try:
+                JsonPath(settings.agent_version_path)
+            except ValueError as error:
+                raise ConfigurationError("agent-version-path", str(error)) from None
+        spec = self.declared()
+        headers = dict(spec.headers) if spec is not None else {}
+        verify = spec.tls.context(self.root) if spec is not None and url.startswith("https://") else True
+        return AgentVersion(
+            url=url,
+            path=settings.agent_version_path,
+            expect=settings.expect_agent_version,
+            wait=settings.agent_version_wait,
+            headers=headers,
+            verify=verify if url.startswith("https://") else False,
+        )
 
     def inline_spec(self) -> AgentSpec:
         """The agent that agent-url, agent-body, agent-answer and agent-headers define."""
         headers: dict[str, str] = {}
+        if self.settings.agent_headers.strip().startswith(("{", "[")):
+            raise ConfigurationError(
+                "agent-headers",
+                "looks like JSON: write one `Name: value` per line instead, such as "
+                "`Authorization: Bearer ${{ secrets.AGENT_TOKEN }}`",
+            )
         for number, line in enumerate(self.settings.agent_headers.splitlines(), start=1):
             if not line.strip():
                 continue
             name, colon, value = line.partition(":")
             if not colon or not name.strip():
                 raise ConfigurationError("agent-headers", f"line {number} is not `Name: value`")
+            if not HeaderName(name.strip()).valid():
+                raise ConfigurationError("agent-headers", f"line {number}: {HeaderName(name).problem()}")
             headers[name.strip()] = value.strip()
         fields: dict[str, object] = {"url": self.settings.agent_url, "headers": headers}
         if self.settings.agent_body:
@@ -167,6 +218,19 @@ class Project(msgspec.Struct, frozen=True):
             return msgspec.convert(fields, AgentSpec)
         except msgspec.ValidationError as error:
             raise ConfigurationError("agent-url", str(error)) from None
+
+    def check_models(self) -> None:
+        """ConfigurationError before any request when the models would be asked without a key at the
+        default model-url (the demo and models.py set their own)."""
+        if (self.root / "models.py").exists():
+            return
+        default = Settings().model_url
+        if self.settings.model_url.rstrip("/") == default and not self.settings.model_key:
+            raise ConfigurationError(
+                "model-key",
+                f"is empty while model-url is the default {default}: set model-key (a secret, e.g. "
+                "`${{ secrets.OPENAI_API_KEY }}`), or point model-url at a server that needs none",
+            )
 
     def models(
         self, client: httpx.AsyncClient, declarations: tuple[Declaration, ...] | None = None

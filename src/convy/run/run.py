@@ -14,7 +14,7 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
-from convy.play.bench import Bench, Journal
+from convy.play.bench import Bench, FailFast, Journal
 from convy.play.busy import Patience, Places, Rate
 from convy.play.dialog import ChatJudge, Checked
 from convy.play.model import Contained, Models, PatientModel
@@ -122,16 +122,25 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             if (scenario.name, index) not in done
         )
 
-    async def play(self, agent: Agent, models: Models, watch: Journal) -> tuple[Outcome, ...]:
+    async def play(
+        self, agent: Agent, models: Models, watch: Journal, halt: FailFast | None = None, version: str = ""
+    ) -> tuple[Outcome, ...]:
         """Play the missing attempts: each written to the folder, then shown to `watch`."""
-        return await self.playing(agent, models, lambda run, missing: watch)
+        return await self.playing(agent, models, lambda run, missing: watch, halt, version)
 
     async def playing(
-        self, agent: Agent, models: Models, watch: Callable[[Run, int], Journal]
+        self,
+        agent: Agent,
+        models: Models,
+        watch: Callable[[Run, int], Journal],
+        halt: FailFast | None = None,
+        version: str = "",
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
-        them; each is written to the folder, then shown."""
+        them; each is written to the folder, then shown. With `halt` (fail-fast) the run stops early
+        once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
+        recorded in run.json."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -148,9 +157,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             ahead=limits.concurrency * 2,
         )
-        with self.journal.play(self.spec) as appended:
+        with self.journal.play(self.spec, version) as appended:
             attempts = self.missing()
-            return await bench.run(attempts, Both(appended, watch(self, len(attempts))))
+            outcomes = await bench.run(attempts, Both(appended, watch(self, len(attempts))), halt)
+            appended.stopped = halt.cause if halt is not None else ""
+            return outcomes
 
 
 class Both:

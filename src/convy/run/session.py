@@ -10,7 +10,9 @@ import msgspec
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
-from convy.play.bench import Journal
+from convy.play.bench import FailFast, Journal
+from convy.play.busy import Clock, WallClock
+from convy.play.version import AgentVersion
 from convy.project.document import Declaration
 from convy.project.shard import Slice
 from convy.run.assembly import Project
@@ -29,6 +31,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     recorded: RunFile | None = None
     left_out: tuple[str, ...] = ()
     part: Slice = Slice()
+    version: AgentVersion | None = None
+    clock: Clock = msgspec.field(default_factory=WallClock)
 
     def limits(self) -> Limits:
         settings = self.project.settings
@@ -48,6 +52,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
         )
+        build = await self.version.build(self.clock) if self.version is not None else ""
         async with clients.client() as client:
             models = self.project.models(client, self.declarations)
             run = Run.planned(
@@ -63,7 +68,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
-            await run.playing(self.agent, models, watch)
+            halt = FailFast() if settings.fail_fast else None
+            await run.playing(self.agent, models, watch, halt, build)
             return run
 
 
@@ -86,9 +92,11 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
                 raise ConfigurationError(str(self.resume), str(error)) from None
         part = Slice.read(self.project.settings.shard)
         declarations = self.project.declarations()
+        self.project.check_models()
         left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
         agent = self.project.agent()
+        version = self.project.version()
         folder = self.resume or self.project.results / name / RunId.new().text
         return Prepared(
             project=self.project,
@@ -99,4 +107,5 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             recorded=recorded,
             left_out=left_out,
             part=part,
+            version=version,
         )

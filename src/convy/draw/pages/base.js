@@ -8,6 +8,7 @@ const convy = (function () {
   const SVG_NAMESPACE = "http://www.w3.org/2000/svg"; /* a namespace's name, never fetched */
   const hooks = { open: null, close: null };
   const filters = [];
+  const anchors = {};
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -241,8 +242,10 @@ const convy = (function () {
     table.append(body);
     const rows = g.rows.map((r) => {
       const tr = el("tr");
+      if (r.anchor) tr.id = r.anchor;
       r.cells.forEach((c, i) => tr.append(cell(c, g.numeric.includes(i))));
       if (r.window !== null && hooks.open) {
+        if (r.anchor) anchors[r.anchor] = r.window;
         tr.className = "opens";
         tr.tabIndex = 0;
         tr.setAttribute("role", "button");
@@ -331,6 +334,13 @@ const convy = (function () {
     }
     const opened = address().get("open");
     if (opened !== null && /^[0-9]+$/.test(opened)) open(Number(opened));
+    const target = window.location.hash.replace(/^#/, "");
+    const row = /^[a-z0-9-]+$/.test(target) ? document.getElementById(target) : null;
+    if (row) {
+      row.classList.add("target");
+      row.scrollIntoView({ block: "center" });
+      if (Object.prototype.hasOwnProperty.call(anchors, target)) open(anchors[target]);
+    }
   }
 
   document.addEventListener("DOMContentLoaded", draw);
