@@ -10,11 +10,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# Only pyproject.toml, README.md and src/ enter the build (.dockerignore). Every runtime dependency
-# ships wheels, so no compiler is installed; pip's build environment is thrown away after the build.
+# Every dependency — the runtime ones and setuptools/wheel to build the package — at the version and
+# with the hashes of requirements.lock (regenerate it with the command at its top), wheels only, so
+# two jobs always run the same code. Its own layer: it changes only when the lock does.
+COPY requirements.lock /opt/convy-action/requirements.lock
+RUN python -m pip install --no-cache-dir --require-hashes --only-binary=:all: \
+        -r /opt/convy-action/requirements.lock
+
+# The package itself, built from the source with what the lock installed: nothing more is fetched.
+# Only requirements.lock, pyproject.toml, README.md and src/ enter the build (.dockerignore).
 COPY pyproject.toml README.md /opt/convy-action/
 COPY src/ /opt/convy-action/src/
-RUN python -m pip install --no-cache-dir /opt/convy-action \
+RUN python -m pip install --no-cache-dir --no-index --no-deps --no-build-isolation /opt/convy-action \
     && rm -rf /opt/convy-action \
     && python -c "import convy_action, convy.demo.servers"
 

@@ -160,3 +160,17 @@ def test_the_guard_plays_same_repository_pull_requests_and_default_branch_pushes
     jobs = loaded(TEMPLATE.read_text())["jobs"]
     assert guard(jobs["conversations"]["if"], event, head, user, ref) is played
     assert guard(jobs["skipped"]["if"], event, head, user, ref) is (event == "pull_request" and not played)
+
+
+def test_a_version_tag_builds_the_image_and_publishes_it_to_the_github_container_registry() -> None:
+    workflow = loaded((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    assert workflow[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    assert workflow["permissions"] == {}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "packages": "write"}
+    steps = {str(step["uses"]).split("@")[0]: step for step in job["steps"]}
+    assert steps["docker/login-action"]["with"]["registry"] == "ghcr.io"
+    assert steps["docker/metadata-action"]["with"]["images"] == "ghcr.io/${{ github.repository }}"
+    assert "type=semver,pattern={{version}}" in steps["docker/metadata-action"]["with"]["tags"]
+    built = steps["docker/build-push-action"]["with"]
+    assert built["push"] is True and built["context"] == "." and "file" not in built

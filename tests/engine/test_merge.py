@@ -140,8 +140,9 @@ def test_merging_refuses_two_shards_holding_the_same_attempt(tmp_path: Path) -> 
     (two / "run.json").write_text(json.dumps(run))
     with (two / "attempts.jsonl").open("a") as attempts:
         attempts.write(stray + "\n")
-    name = json.loads(stray)["scenario"]
-    assert f"both hold attempt 0 of scenario {name!r}" in refused(tmp_path, one, two)
+    doubled = json.loads(stray)
+    expected = f"both hold attempt {doubled['index']} of scenario {doubled['scenario']!r}"
+    assert expected in refused(tmp_path, one, two)
 
 
 def test_merging_refuses_a_target_that_holds_files(tmp_path: Path) -> None:
