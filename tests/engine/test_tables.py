@@ -41,7 +41,7 @@ COLUMNS = {
         "run", "scenario", "index", "turn", "step", "type", "name", "arguments", "result", "text",
     ],
     "usage": ["run", "scenario", "index", "participant", "input", "output"],
-    "failures": ["run", "scenario", "index", "type", "reason", "detail", "status", "message", "raw"],
+    "failures": ["run", "scenario", "index", "type", "party", "reason", "detail", "status", "message", "raw"],
 }  # fmt: skip
 """The durable format: renaming or removing a column breaks every reader of exported tables."""
 

@@ -101,7 +101,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         if not stopped:
             return decision
         return msgspec.structs.replace(
-            decision, explanation=f"{decision.explanation} (fail-fast stopped the run: {stopped})"
+            decision, explanation=f"{decision.explanation}; fail-fast stopped the run: {stopped}", cause=""
         )
 
     def decided_on(self, comparison: Comparison) -> GateDecision:

@@ -59,6 +59,20 @@ NO_VERDICT_PARTIES: dict[str, str] = {
 `context_exceeded` say theirs by the start of their detail (`user: `, `judge: `)."""
 
 
+class Whose(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose an attempt without verdict is, by its reason (and for `model_failure` and
+    `context_exceeded`, by the role its detail starts with)."""
+
+    reason: str
+    detail: str = ""
+
+    def party(self) -> str:
+        known = NO_VERDICT_PARTIES.get(self.reason)
+        if known is not None:
+            return known
+        return "user model" if self.detail.startswith("user: ") else "judge"
+
+
 class Party(Data, frozen=True, kw_only=True):
     """The attempts that did not hold by one party's doing: how many, the commonest reason among
     them, and its commonest message (for the agent's failed claims: the judge's first reason)."""
@@ -287,12 +301,7 @@ class Blame(msgspec.Struct):
                 self.said(self.party(reason, detail)).add(reason, status, message or self.bare(detail))
 
     def party(self, reason: str, detail: str) -> str:
-        known = NO_VERDICT_PARTIES.get(reason)
-        if known is not None:
-            return known
-        if detail.startswith("user: "):
-            return "user model"
-        return "judge"
+        return Whose(reason=reason, detail=detail).party()
 
     def bare(self, detail: str) -> str:
         """A detail without the role it starts with (the party says it)."""

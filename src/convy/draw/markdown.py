@@ -248,13 +248,15 @@ class Figures(msgspec.Struct, frozen=True):
         line, the same build of the agent for different commits."""
         now = self.comparison.now
         notes: list[str] = []
-        if now.status != "finished":
-            notes.append(f"the run is {now.status}: {now.attempts} of {now.expected} attempts were played")
-        if now.stopped:
+        if now.stopped and now.attempts < now.expected:
             notes.append(
-                f"fail-fast stopped the run: {self.cells.cell(now.stopped, EXPLANATION)}; "
-                "`convy resume` plays the attempts it is missing"
+                f"fail-fast stopped the run: {now.attempts} of {now.expected} attempts were played; "
+                "`convy resume` plays the ones missing"
             )
+        elif now.stopped:
+            notes.append("fail-fast stopped the run, but every attempt had already started")
+        elif now.status != "finished":
+            notes.append(f"the run is {now.status}: {now.attempts} of {now.expected} attempts were played")
         if now.torn:
             notes.append("the last line of attempts.jsonl was torn (a crash mid-write) and was skipped")
         match self.comparison.baseline:
@@ -516,7 +518,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             f"**Decided by `{self.decision.rule}`:** {figures.explanation()}.",
             *(f"⚠️ {note[0].upper()}{note[1:]}." for note in figures.notes()),
         ]
-        if attention.items or verdict != "pass":
+        if attention.items or self.decision.on_drop or (verdict != "pass" and not comparison.now.parties):
             parts += [f"### {heading}", shown if attention.items else none]
         if comparison.now.parties:
             parts += ["### Why attempts did not hold", figures.parties("github").text()]

@@ -113,7 +113,7 @@ class Report(msgspec.Struct, frozen=True):
                 headline=Decided(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
-                grids=(self.grid(),),
+                grids=(self.grid(), run.parties()),
                 windows=self.windows(),
             )
         )
@@ -258,7 +258,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 headline=Decided(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(self.scenarios(), self.deltas()),
+                grids=(self.scenarios(), self.deltas(), Run(summary=self.comparison.now).parties()),
             )
         )
 

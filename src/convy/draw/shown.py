@@ -11,7 +11,7 @@ from convy.compare.gate import GateDecision
 from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
 from convy.compare.summary import Reason, Spread, Summary
 from convy.draw.amount import Amount
-from convy.draw.page import Band, Headline, Interval, Tile, Tone
+from convy.draw.page import Band, Cell, Grid, Headline, Interval, Row, Tile, Tone
 from convy.play.agent import Usage
 
 VERDICT_TONES: dict[str, Tone] = {"pass": "good", "fail": "bad", "inconclusive": "warn"}
@@ -158,6 +158,37 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
 
     summary: Summary
 
+    def parties(self) -> Grid:
+        """Whose fault each attempt that did not hold was (DESIGN §13.2), with how many, the
+        commonest reason and its message."""
+        names = {
+            "agent": "the agent",
+            "user model": "the user model",
+            "judge": "the judge",
+            "busy": "busy services",
+        }
+        rows = tuple(
+            Row(
+                cells=(
+                    Cell(text=names.get(p.party, p.party), tone="bad" if p.party == "agent" else "warn"),
+                    Cell(text=f"{p.count}"),
+                    Cell(text="failed claims" if p.reason == "claims_failed" else p.reason),
+                    Cell(text=p.message or "—"),
+                ),
+                search=f"{p.party} {p.reason} {p.message}",
+            )
+            for p in self.summary.parties
+        )
+        return Grid(
+            name="parties",
+            title="Why attempts did not hold",
+            columns=("Whose", "Attempts", "Commonest reason", "Its message"),
+            rows=rows,
+            filtered=False,
+            numeric=(1,),
+            empty="Every attempt held.",
+        )
+
     def facts(self) -> tuple[str, ...]:
         s = self.summary
         facts = [f"started {s.started}" + (f", ended {s.ended}" if s.ended else ""), s.status]
@@ -170,6 +201,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             facts.append(f"commit {s.sha[:12]}")
         if s.pull_request:
             facts.append(f"pull request #{s.pull_request}")
+        if s.agent_version:
+            facts.append(f"agent build {s.agent_version}")
         return tuple(facts)
 
     def notices(self) -> tuple[str, ...]:
@@ -180,6 +213,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 f"The run is {s.status}: {s.attempts} of {s.expected} attempts were played; "
                 "the figures are of those."
             )
+        if s.stopped:
+            notices.append(f"Fail-fast stopped the run: {s.stopped}. `convy resume` plays the rest.")
         if s.torn:
             notices.append(
                 "The last line of attempts.jsonl was torn (a crash while writing); it is left out."

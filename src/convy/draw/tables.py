@@ -56,6 +56,7 @@ usage — three rows per attempt, one per participant:
 failures — one row per attempt that failed or has no verdict:
     run, scenario, index,
     type                  failed | no_verdict
+    party                 whose it is: agent | user model | judge | busy | convy
     reason, detail
     status                the HTTP status of the answer that failed; None where there was none
     message               the service's own words (one line, secrets masked); None when it said none
@@ -72,7 +73,7 @@ from typing import IO, Any, Literal
 import msgspec
 
 from convy.compare.statistics import Rate, Share, Unknown
-from convy.compare.summary import Summary
+from convy.compare.summary import Summary, Whose
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.atomic import AtomicFile
@@ -168,6 +169,7 @@ class FailureRow(Row, frozen=True, kw_only=True):
     scenario: str
     index: int
     type: Literal["failed", "no_verdict"]
+    party: str
     reason: str
     detail: str | None
     status: int | None = None
@@ -419,8 +421,10 @@ class Tables(msgspec.Struct, frozen=True):
             match outcome.decision:
                 case Failed(reason=reason, detail=detail, status=status, message=message):
                     kind: Literal["failed", "no_verdict"] = "failed"
+                    party = "agent"
                 case NoVerdict(reason=reason, detail=detail, status=status, message=message, raw=raw):
                     kind = "no_verdict"
+                    party = Whose(reason=reason, detail=detail).party()
                 case Verdict():
                     continue
             yield FailureRow(
@@ -428,6 +432,7 @@ class Tables(msgspec.Struct, frozen=True):
                 scenario=outcome.scenario,
                 index=outcome.index,
                 type=kind,
+                party=party,
                 reason=reason,
                 detail=detail or None,
                 status=status or None,
