@@ -134,6 +134,7 @@ class Command:
     def played(self, arguments: argparse.Namespace, flags: dict[str, object], environ: dict[str, str]) -> int:
         import asyncio
 
+        from convy.compare.comparison import NO_BASELINE, NoBaseline
         from convy.draw.progress import Printed
         from convy.run.assembly import Project
         from convy.run.prefetch import Ahead, Prefetch
@@ -150,6 +151,10 @@ class Command:
         prepared = Session(project=project, resume=resume).prepared()
         if resume is not None:
             self.damaged(resume, RunJournal(resume).damage())
+        baseline = getattr(arguments, "baseline", "")
+        before: StoredRun | NoBaseline = NO_BASELINE
+        if baseline:
+            before = self.stored(Path(baseline), str(baseline))
         shown: list[Printed] = []
 
         def watch(run: Run, missing: int) -> Ahead:
@@ -164,7 +169,7 @@ class Command:
             with self.terminable():
                 ticker = asyncio.get_running_loop().create_task(ticking())
                 try:
-                    return await prepared.play(Provenance(), watch)
+                    return await prepared.play(Provenance(), watch, before)
                 finally:
                     ticker.cancel()
 
@@ -182,7 +187,6 @@ class Command:
                 "\nconvy: interrupted; the run folder is kept: finish it with `convy resume RUN`\n"
             )
             return EXIT_INTERRUPTED
-        baseline = getattr(arguments, "baseline", "")
         return self.reviewed(run.journal.folder, Path(baseline) if baseline else None, project.settings)
 
     def stored(self, folder: Path, what: str) -> StoredRun:

@@ -176,7 +176,7 @@ class Action:
                 box = self.box(settings, event, github, merged.file.spec.agent, reviewed)
                 return self.reported(reviewed, context, shelf, box, project)
             try:
-                run = self.played(prepared, context, event)
+                run = self.played(prepared, context, event, looked)
             except (KeyboardInterrupt, asyncio.CancelledError):
                 self._log.warning(
                     f"interrupted: the partial run folder is {context.relative(prepared.folder)}"
@@ -341,7 +341,7 @@ class Action:
         held_back = CommentWhen(settings.comment_when).held_back(reviewed.comparison, reviewed.decision)
         return StickyComment(github, number, agent, key=settings.comment_key, held_back=held_back)
 
-    def played(self, prepared: Prepared, context: Context, event: Event) -> Run:
+    def played(self, prepared: Prepared, context: Context, event: Event, looked: Looked) -> Run:
         log = self._log
 
         def watch(run: Run, missing: int) -> Printed:
@@ -357,7 +357,7 @@ class Action:
             if task is not None:
                 loop.add_signal_handler(signal.SIGTERM, task.cancel)
             try:
-                return await prepared.play(context.provenance(event), watch)
+                return await prepared.play(context.provenance(event), watch, looked.baseline)
             finally:
                 loop.remove_signal_handler(signal.SIGTERM)
 

@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from convy.compare.adaptive import Designed
 from convy.compare.statistics import PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import FailingClaim, ScenarioSummary, Spread, Summary
 from convy.data import Data, Tagged
@@ -39,6 +40,10 @@ class NoBaseline(Tagged, frozen=True, kw_only=True, tag="no_baseline"):
     """There is no baseline run: the gate decides on the floor only. `why` says what was looked at."""
 
     why: str = "no baseline run"
+
+
+NO_BASELINE = NoBaseline()
+"""No baseline, where one is optional (an argument's default)."""
 
 
 class ScenarioChange(Data, frozen=True, kw_only=True):
@@ -156,7 +161,7 @@ class Compared(msgspec.Struct, frozen=True):
             elif old.fingerprint != scenario.fingerprint:
                 changes.append(self.paired(scenario, old, "changed", Unknown()))
             else:
-                table = Table(now=scenario.tally, baseline=old.tally)
+                table = self.table(scenario, old, baseline)
                 tables.append(table)
                 changes.append(self.compared(scenario, old, table))
         now_names = {s.name for s in self.now.scenarios}
@@ -192,11 +197,20 @@ class Compared(msgspec.Struct, frozen=True):
             alpha=self.alpha,
         )
 
+    def table(self, now: ScenarioSummary, old: ScenarioSummary, baseline: Summary) -> Table:
+        """The scenario's 2×2 table for the tests. A baseline that played adaptive repeats counts
+        only its first round (its further attempts were chosen by what it saw, against an older
+        run); a run that played them gives the table of its design (decision 16)."""
+        before = old.first if baseline.max_repeat > baseline.repeat else old.tally
+        if self.now.max_repeat > self.now.repeat:
+            return Designed(now=now.tally, baseline=before, first=now.first)
+        return Table(now=now.tally, baseline=before)
+
     def compared(self, now: ScenarioSummary, old: ScenarioSummary, table: Table) -> ScenarioChange:
-        if not now.tally.judged or not old.tally.judged:
+        if not table.now.judged or not table.baseline.judged:
             return self.paired(now, old, "unchanged", Unknown())
-        share_now = Fraction(now.tally.held, now.tally.judged)
-        share_before = Fraction(old.tally.held, old.tally.judged)
+        share_now = Fraction(table.now.held, table.now.judged)
+        share_before = Fraction(table.baseline.held, table.baseline.judged)
         if share_now < share_before:
             p = table.drop()
             return self.paired(now, old, "regressed" if p.below(self.alpha) else "lower", p)

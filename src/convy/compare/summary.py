@@ -108,6 +108,8 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     no_verdict: int
     failing: tuple[FailingClaim, ...] = ()
     seconds: Spread = Spread()
+    first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
+    """The attempts of the first round (index < repeat): what decided whether more were played."""
 
 
 class Summary(Data, frozen=True, kw_only=True):
@@ -145,6 +147,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """Attempts the agent failed: judged, not holding."""
     no_verdict_attempts: int = 0
     """Attempts without a verdict: left out of the pass rate."""
+    max_repeat: int = 0
+    """The most attempts a scenario could get (more than `repeat`: adaptive repeats were on)."""
     pass_k: Share | Unknown = Unknown()
     """The mean over the scenarios of their pass^k (k = repeat), as tau-bench reports it; scenarios
     with fewer than k judged attempts are left out, and with none left it is unknown."""
@@ -197,9 +201,12 @@ class ClaimCount(msgspec.Struct):
 class ScenarioCount(msgspec.Struct):
     """A scenario's attempts, counted while they stream past."""
 
+    repeat: int = 0
     attempts: int = 0
     held: int = 0
     judged: int = 0
+    first_held: int = 0
+    first_judged: int = 0
     failed: int = 0
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
@@ -212,6 +219,9 @@ class ScenarioCount(msgspec.Struct):
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
                 self.held += holds
+                if outcome.index < self.repeat:
+                    self.first_judged += 1
+                    self.first_held += holds
                 for result in claims:
                     count = self.claims.setdefault(result.claim, ClaimCount())
                     count.judged += 1
@@ -221,6 +231,8 @@ class ScenarioCount(msgspec.Struct):
             case Failed():
                 self.judged += 1
                 self.failed += 1
+                if outcome.index < self.repeat:
+                    self.first_judged += 1
             case NoVerdict():
                 self.no_verdict += 1
 
@@ -251,6 +263,7 @@ class ScenarioCount(msgspec.Struct):
             no_verdict=self.no_verdict,
             failing=failing,
             seconds=self.seconds.spread(),
+            first=Tally(held=self.first_held, judged=self.first_judged),
         )
 
 
@@ -334,6 +347,7 @@ class Blame(msgspec.Struct):
 class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
+    repeat: int = 0
     scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
     failed: Said = msgspec.field(default_factory=Said)
     unjudged: Said = msgspec.field(default_factory=Said)
@@ -347,7 +361,7 @@ class Summing(msgspec.Struct):
     judge: Figures = msgspec.field(default_factory=Figures)
 
     def add(self, outcome: Outcome) -> None:
-        self.scenarios.setdefault(outcome.scenario, ScenarioCount()).add(outcome)
+        self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):
                 self.failed.add(reason, status, message or detail)
@@ -394,7 +408,7 @@ class Summed(msgspec.Struct, frozen=True):
 
     def summary(self) -> Summary:
         spec = self.file.spec
-        summing = Summing()
+        summing = Summing(repeat=spec.repeat)
         for outcome in self.outcomes:
             summing.add(outcome)
         scenarios = tuple(
@@ -421,6 +435,7 @@ class Summed(msgspec.Struct, frozen=True):
             started=self.file.started,
             ended=self.file.ended,
             repeat=spec.repeat,
+            max_repeat=max(spec.max_repeat, spec.repeat),
             user_model=spec.user_model,
             judge_model=spec.judge_model,
             attempts=attempts,

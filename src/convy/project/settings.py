@@ -45,6 +45,14 @@ DESCRIPTIONS: dict[str, str] = {
     "judge-max-tokens": "most tokens the judge's model may write in one reply",
     "model-timeout": "seconds a model may take to answer one request (apart from turn-timeout, the agent's)",
     "repeat": "attempts per scenario",
+    "max-repeat": (
+        "with a baseline, scenarios whose comparison is unclear after `repeat` attempts get more, up to "
+        "this many (default: `repeat`, which turns it off)"
+    ),
+    "rejudge": (
+        "with a baseline, re-judge its dialogues of scenarios whose claims or checks changed (or all, "
+        "when the judge model changed), so they are still compared"
+    ),
     "concurrency": "conversations at once",
     "min-pass-rate": "absolute floor of the pass rate (0..1); 0 turns it off",
     "max-drop": "largest allowed drop of the pass rate versus the baseline (0..1)",
@@ -109,6 +117,8 @@ ENGINE: tuple[str, ...] = (
     "judge-max-tokens",
     "model-timeout",
     "repeat",
+    "max-repeat",
+    "rejudge",
     "concurrency",
     "min-pass-rate",
     "max-drop",
@@ -170,6 +180,9 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     judge_max_tokens: Annotated[int, Meta(ge=1)] = 1500
     model_timeout: Annotated[float, Meta(gt=0)] = 120.0
     repeat: Annotated[int, Meta(ge=1)] = 3
+    max_repeat: Annotated[int, Meta(ge=0)] = 0
+    """0: the same as `repeat` (no more attempts)."""
+    rejudge: bool = True
     concurrency: Annotated[int, Meta(ge=1)] = 8
     min_pass_rate: Annotated[float, Meta(ge=0, le=1)] = 0.0
     max_drop: Annotated[float, Meta(ge=0, le=1)] = 0.05

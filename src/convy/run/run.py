@@ -11,6 +11,10 @@ from pathlib import Path
 import httpx
 import msgspec
 
+from convy.compare.adaptive import Allocation
+from convy.compare.comparison import NO_BASELINE, NoBaseline
+from convy.compare.statistics import Tally
+from convy.compare.summary import Summary
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
@@ -18,7 +22,7 @@ from convy.play.bench import Bench, FailFast, Journal
 from convy.play.busy import Patience, Places, Rate
 from convy.play.dialog import ChatJudge, Checked
 from convy.play.model import Contained, Models, PatientModel
-from convy.play.outcome import Outcome
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
@@ -59,6 +63,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         provenance: Provenance,
         left_out: tuple[str, ...] = (),
         part: Slice = WHOLE,
+        max_repeat: int = 0,
     ) -> Run:
         """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
         slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
@@ -79,6 +84,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             agent=agent,
             scenarios=played,
             repeat=repeat,
+            max_repeat=max(max_repeat, repeat),
             user_model=models.user.name,
             judge_model=models.judge.name,
             limits=limits,
@@ -122,11 +128,58 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             if (scenario.name, index) not in done
         )
 
+    def unclear(self, baseline: Summary | NoBaseline) -> tuple[Scenario, ...]:
+        """The scenarios that get more attempts (adaptive repeats): compared with the baseline (the
+        same fingerprint there) and unclear by the rule after the first `repeat` attempts."""
+        if self.spec.max_repeat <= self.spec.repeat:
+            return ()
+        match baseline:
+            case NoBaseline():
+                return ()
+            case Summary():
+                pass
+        first: dict[str, Tally] = {}
+        for outcome in self.journal.outcomes():
+            if outcome.index >= self.spec.repeat:
+                continue
+            tally = first.get(outcome.scenario, Tally(held=0, judged=0))
+            match outcome.decision:
+                case Verdict(holds=holds):
+                    first[outcome.scenario] = tally.plus(Tally(held=int(holds), judged=1))
+                case Failed():
+                    first[outcome.scenario] = tally.plus(Tally(held=0, judged=1))
+                case NoVerdict():
+                    pass
+        names = Allocation(baseline).chosen(first, {s.name: s.fingerprint() for s in self.scenarios})
+        return tuple(scenario for scenario in self.scenarios if scenario.name in names)
+
+    def further(self, chosen: tuple[Scenario, ...]) -> tuple[Attempt, ...]:
+        """The attempts after the first `repeat` of the chosen scenarios, up to `max_repeat`, that
+        the folder does not hold yet: one round, index by index."""
+        done = {(o.scenario, o.index) for o in self.journal.outcomes()}
+        return tuple(
+            Attempt(
+                scenario=scenario,
+                index=index,
+                max_turns=scenario.max_turns or self.spec.limits.max_turns,
+                run=self.journal.folder.name,
+            )
+            for index in range(self.spec.repeat, self.spec.max_repeat)
+            for scenario in chosen
+            if (scenario.name, index) not in done
+        )
+
     async def play(
-        self, agent: Agent, models: Models, watch: Journal, halt: FailFast | None = None, version: str = ""
+        self,
+        agent: Agent,
+        models: Models,
+        watch: Journal,
+        halt: FailFast | None = None,
+        version: str = "",
+        baseline: Summary | NoBaseline = NO_BASELINE,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts: each written to the folder, then shown to `watch`."""
-        return await self.playing(agent, models, lambda run, missing: watch, halt, version)
+        return await self.playing(agent, models, lambda run, missing: watch, halt, version, baseline)
 
     async def playing(
         self,
@@ -135,12 +188,14 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         watch: Callable[[Run, int], Journal],
         halt: FailFast | None = None,
         version: str = "",
+        baseline: Summary | NoBaseline = NO_BASELINE,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
         them; each is written to the folder, then shown. With `halt` (fail-fast) the run stops early
         once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
-        recorded in run.json."""
+        recorded in run.json. Then, unless stopped, with adaptive repeats and a baseline, the
+        further attempts of the scenarios the rule finds unclear."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -159,9 +214,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         )
         with self.journal.play(self.spec, version) as appended:
             attempts = self.missing()
-            outcomes = await bench.run(attempts, Both(appended, watch(self, len(attempts))), halt)
+            journal = Both(appended, watch(self, len(attempts)))
+            outcomes = await bench.run(attempts, journal, halt)
             appended.stopped = halt.cause if halt is not None else ""
-            return outcomes
+            more = () if appended.stopped else self.further(self.unclear(baseline))
+            return outcomes + (await bench.run(more, journal, halt) if more else ())
 
 
 class Both:

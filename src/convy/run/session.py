@@ -8,6 +8,8 @@ from pathlib import Path
 
 import msgspec
 
+from convy.compare.comparison import NO_BASELINE, NoBaseline
+from convy.compare.summary import Summary, Summed
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
@@ -18,6 +20,7 @@ from convy.project.shard import Slice
 from convy.run.assembly import Project
 from convy.run.run import Clients, Run, RunId
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
+from convy.store.runs import StoredRun
 
 
 class Prepared(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,9 +48,15 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             agent_rpm=settings.agent_rpm,
         )
 
-    async def play(self, provenance: Provenance, watch: Callable[[Run, int], Journal]) -> Run:
+    async def play(
+        self,
+        provenance: Provenance,
+        watch: Callable[[Run, int], Journal],
+        baseline: StoredRun | NoBaseline = NO_BASELINE,
+    ) -> Run:
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
-        progress, once the folder is held and the missing attempts are known."""
+        progress, once the folder is held and the missing attempts are known. With a baseline,
+        adaptive repeats (`max-repeat`) give unclear scenarios more attempts."""
         settings = self.project.settings
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
@@ -65,11 +74,15 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 provenance,
                 self.left_out,
                 self.part,
+                settings.max_repeat,
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
             halt = FailFast() if settings.fail_fast else None
-            await run.playing(self.agent, models, watch, halt, build)
+            before: Summary | NoBaseline = NO_BASELINE
+            if isinstance(baseline, StoredRun) and run.spec.max_repeat > run.spec.repeat:
+                before = Summed.of(baseline).summary()
+            await run.playing(self.agent, models, watch, halt, build, before)
             return run
 
 

@@ -92,6 +92,8 @@ class RunSpec(Data, frozen=True, kw_only=True):
     agent: str
     scenarios: tuple[ScenarioEntry, ...]
     repeat: int
+    max_repeat: int = 0
+    """With a baseline, the most attempts a scenario whose comparison was unclear got (0: off)."""
     user_model: str = ""
     judge_model: str = ""
     limits: Limits = Limits()
