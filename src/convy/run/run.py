@@ -84,7 +84,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             agent=agent,
             scenarios=played,
             repeat=repeat,
-            max_repeat=max(max_repeat, repeat),
+            max_repeat=max_repeat if max_repeat > repeat else 0,
             user_model=models.user.name,
             judge_model=models.judge.name,
             limits=limits,
