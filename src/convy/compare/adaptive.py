@@ -1,6 +1,6 @@
 """Adaptive repeats: which scenarios get more attempts (Unclear), and the exact stratified test's
 table for a scenario of such a run (Designed), whose null distribution knows how its attempts were
-allocated — so the false-alarm rate stays at or under `alpha` (docs/decisions/0016).
+allocated — so the false-alarm rate stays at or under `alpha` (docs/decisions/0017).
 
 The rule looks only at a scenario's total: after the first `repeat` attempts of the run, the
 scenario is unclear when, over both runs together, at least one attempt held and at most half did.

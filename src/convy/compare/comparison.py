@@ -200,7 +200,7 @@ class Compared(msgspec.Struct, frozen=True):
     def table(self, now: ScenarioSummary, old: ScenarioSummary, baseline: Summary) -> Table:
         """The scenario's 2×2 table for the tests. A baseline that played adaptive repeats counts
         only its first round (its further attempts were chosen by what it saw, against an older
-        run); a run that played them gives the table of its design (decision 16)."""
+        run); a run that played them gives the table of its design (decision 17)."""
         before = old.first if baseline.max_repeat > baseline.repeat else old.tally
         if self.now.max_repeat > self.now.repeat:
             return Designed(now=now.tally, baseline=before, first=now.first)
