@@ -5,6 +5,7 @@ of DESIGN §4 — Busy for 429/503 (a retry sends the message once), AgentFailur
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import socket
 import ssl
@@ -19,10 +20,18 @@ import msgspec
 import pytest
 
 from convy.errors import ConfigurationError
+from convy.fakes import MemoryJournal
 from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
 from convy.play.busy import Busy, Patience, Places, Rate
 from convy.play.http import AgentSpec, JsonAgent, Tls, TokenPaths
+from convy.play.model import Models, OpenAiModel
+from convy.play.outcome import Outcome
+from convy.project.document import Declaration
+from convy.project.scenario import Scenario
+from convy.run.run import Clients, Run
+from convy.store.journal import Limits, Provenance
 from tests.servers.agents import AgentServer, TlsFront
+from tests.servers.models import ModelServer
 
 SECRET = "s3cr3t-VALUE-42"
 SESSION_BODY = {"messages": "$messages", "session": "$conversation"}
@@ -550,3 +559,102 @@ def test_without_the_client_certificate_it_asks_for_the_turn_fails(certificates:
     with pytest.raises(AgentFailure) as caught:
         https(certificates, Tls(ca="ca.pem"), client_ca=True)
     assert caught.value.reason == "connection"
+
+
+# Kept connections handed from conversation to conversation within a run (decision 14)
+
+
+def conversations(agent: JsonAgent, rounds: list[list[str]], kept: bool) -> None:
+    """Each round's conversations at once (three turns each), one round after another; inside the
+    run's scope for kept connections when `kept`."""
+
+    async def converse(key: str) -> None:
+        async with agent.conversation(key) as conversation:
+            for text in ("one", "two", "three"):
+                await conversation.reply(f"{key}: {text}")
+                await asyncio.sleep(0)
+
+    async def run() -> None:
+        async with agent.kept() if kept else contextlib.nullcontext():
+            for keys in rounds:
+                async with asyncio.TaskGroup() as group:
+                    for key in keys:
+                        group.create_task(converse(key))
+
+    asyncio.run(run())
+
+
+def test_in_a_run_a_conversation_takes_over_the_kept_connection_of_one_that_closed() -> None:
+    with AgentServer() as server:
+        conversations(JsonAgent(spec(f"{server.url}/ok", body=SESSION_BODY), 5.0), [["a"], ["b"]], kept=True)
+    assert len(server.connections("a")) == 1
+    assert server.connections("a") == server.connections("b")
+
+
+def test_outside_a_run_each_conversation_has_a_connection_of_its_own() -> None:
+    with AgentServer() as server:
+        conversations(JsonAgent(spec(f"{server.url}/ok", body=SESSION_BODY), 5.0), [["a"], ["b"]], kept=False)
+    assert len(server.connections("a")) == 1
+    assert len(server.connections("b")) == 1
+    assert server.connections("a") != server.connections("b")
+
+
+def test_in_a_run_conversations_open_at_once_never_share_a_connection() -> None:
+    rounds = [["a1", "a2", "a3"], ["b1", "b2", "b3"], ["c1", "c2"]]
+    with AgentServer() as server:
+        conversations(JsonAgent(spec(f"{server.url}/ok", body=SESSION_BODY), 5.0), rounds, kept=True)
+        requests = list(server.requests)
+    for keys in rounds:
+        used = [server.connections(key) for key in keys]
+        assert all(len(connections) == 1 for connections in used), "one connection for all its turns"
+        assert len(set().union(*used)) == len(keys), "never another open conversation's connection"
+    assert len({seen.connection for seen in requests}) == 3, "later rounds are served on kept connections"
+    for connection in {seen.connection for seen in requests}:
+        sessions = [seen.session for seen in requests if seen.connection == connection]
+        finished = [session for at, session in enumerate(sessions) if session not in sessions[at + 1 :]]
+        assert sessions == sorted(sessions, key=finished.index), "one conversation after another"
+
+
+def test_a_run_over_https_pays_a_handshake_for_each_conversation_at_once_not_for_each_conversation(
+    certificates: Certificates, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the models' client checks TLS as httpx does by default: against SSL_CERT_FILE when it is set
+    monkeypatch.setenv("SSL_CERT_FILE", certificates.path("ca.pem"))
+    cert, key = certificates.path("server.pem"), certificates.path("server.key")
+    scenario = msgspec.convert(
+        {"name": "s", "user": "a user", "claims": ["The agent answers."], "max_turns": 3}, Scenario
+    )
+
+    async def play(agent: JsonAgent, models_url: str) -> tuple[Outcome, ...]:
+        async with Clients(5.0, 2, models_url).client() as client:
+            model = OpenAiModel(url=models_url, key="k", name="m", client=client)
+            models = Models(user=model, judge=model)
+            run = Run.planned(
+                tmp_path / "run",
+                "agent",
+                (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
+                8,
+                models,
+                Limits(concurrency=2, turn_timeout=5.0),
+                Provenance(),
+            )
+            return await run.play(agent, models, MemoryJournal())
+
+    with (
+        AgentServer() as server,
+        TlsFront(server.url, cert, key) as agent_front,
+        ModelServer(lambda request: "Hello, where is my order?") as model_server,
+        TlsFront(model_server.url.removesuffix("/v1"), cert, key) as model_front,
+    ):
+        agent = JsonAgent(
+            spec(f"{agent_front.url}/ok", body=SESSION_BODY),
+            5.0,
+            Tls(ca="ca.pem").context(certificates.folder),
+        )
+        outcomes = asyncio.run(play(agent, f"{model_front.url}/v1"))
+        requests = len(server.requests)
+    assert len(outcomes) == 8 and requests == 8 * 3, "every conversation played all its turns over https"
+    assert agent_front.handshakes <= 2, "the agent: one handshake for each conversation at once (2)"
+    assert model_front.handshakes <= 4, (
+        "the models: one for each request at once (a turn and a judge's call for each)"
+    )

@@ -234,6 +234,8 @@ class TlsFront:
             self._context.verify_mode = ssl.CERT_REQUIRED
         self._listener = socket.socket()
         self._open: list[socket.socket] = []
+        self.handshakes = 0
+        """TLS handshakes completed: one for each connection a client opened."""
 
     @property
     def url(self) -> str:
@@ -266,6 +268,7 @@ class TlsFront:
         except (ssl.SSLError, OSError):
             raw.close()
             return
+        self.handshakes += 1
         backend = socket.create_connection(self._backend)
         self._open += [secure, backend]
         threading.Thread(target=self.pump, args=(backend, secure), daemon=True).start()

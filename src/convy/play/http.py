@@ -7,10 +7,11 @@ carries the agent's own words from its error body (ErrorBody)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import pathlib
 import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Annotated, Self
 
@@ -22,6 +23,7 @@ from convy.errors import ConfigurationError
 from convy.play.agent import AgentFailure, Answer, Call, Message, Step, Thought, Usage
 from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
+from convy.play.lanes import ONE, Handover
 from convy.play.template import Body, Path, PathMissing
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -307,13 +309,16 @@ class Reading(msgspec.Struct, frozen=True):
         return f"the answer from {self.shown} at {self.spec.answer!r} is not a string or a number"
 
 
-class JsonAgent(msgspec.Struct, frozen=True):
+class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     """The agent an AgentSpec (already `resolved`) describes; each turn may take `timeout` seconds
-    to connect, send and be read; `verify` is how its HTTPS is checked (Tls.context)."""
+    to connect, send and be read; `verify` is how its HTTPS is checked (Tls.context). Inside
+    `kept()` (one run), a conversation that closes hands its client, with its kept connection, to
+    the next one that opens (Handover)."""
 
     spec: AgentSpec
     timeout: float
     verify: ssl.SSLContext | bool = True
+    handover: Handover = msgspec.field(default_factory=Handover)
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -322,10 +327,47 @@ class JsonAgent(msgspec.Struct, frozen=True):
     def conversation(self, key: str) -> JsonConnection:
         return JsonConnection(self, key)
 
+    @contextlib.asynccontextmanager
+    async def kept(self) -> AsyncIterator[None]:
+        """While the block runs, connections are handed from conversation to conversation."""
+        async with self.handover.kept():
+            yield
+
+    def client(self) -> httpx.AsyncClient:
+        """A new client for one conversation at a time: one connection, kept for all its turns."""
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout),
+            limits=ONE,
+            http1=True,
+            http2=False,
+            verify=self.verify,
+            follow_redirects=False,
+        )
+
+    @functools.cached_property
+    def url(self) -> httpx.URL:
+        """The URL, parsed once."""
+        return httpx.URL(self.spec.url)
+
+    @functools.cached_property
+    def shown(self) -> str:
+        """The URL as errors show it (Shown), worked out once."""
+        return Shown(self.spec.url).text
+
+    @functools.cached_property
+    def headers(self) -> httpx.Headers:
+        """Every request's headers (httpx copies them into each request, never changing these)."""
+        headers = httpx.Headers(
+            {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+        )
+        headers.update(self.spec.headers)
+        return headers
+
 
 class JsonConnection:
     """One conversation with a JsonAgent, identified by `key` (its `$conversation`): opening it
-    opens one HTTP/1.1 connection, kept for all its turns, and closing it closes that.
+    takes a client with one HTTP/1.1 connection, kept for all its turns and never shared with
+    another conversation at the same time; closing it gives the client back (Handover).
 
     It keeps the dialogue so far: a turn adds the user's message and the agent's answer only once
     the agent answered, so a turn refused with Busy (429, 503) can be sent again as it was."""
@@ -338,7 +380,7 @@ class JsonConnection:
 
     @property
     def shown(self) -> str:
-        return Shown(self._agent.spec.url).text
+        return self._agent.shown
 
     @property
     def masked(self) -> Masked:
@@ -347,14 +389,7 @@ class JsonConnection:
         return Masked((*values, *(value.removeprefix("Bearer ").strip() for value in values)))
 
     async def __aenter__(self) -> Self:
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(self._agent.timeout),
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=None),
-            http1=True,
-            http2=False,
-            verify=self._agent.verify,
-            follow_redirects=False,
-        )
+        self._client = self._agent.handover.client(self._agent.client)
         return self
 
     async def __aexit__(
@@ -368,7 +403,7 @@ class JsonConnection:
             # a connection the agent's side broke (a TLS alert, a reset) may fail to close cleanly:
             # the turn already failed or succeeded on its own, so closing raises nothing
             with contextlib.suppress(ssl.SSLError, OSError, httpx.HTTPError):
-                await client.aclose()
+                await self._agent.handover.give(client)
 
     async def reply(self, text: str) -> Answer:
         if self._client is None:
@@ -376,12 +411,8 @@ class JsonConnection:
         asked = Message(role="user", content=text)
         dialogue = (*self._history, asked)
         body = Body(self._agent.spec.body).filled(dialogue, text, self._key)
-        headers = httpx.Headers(
-            {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
-        )
-        headers.update(self._agent.spec.headers)
         try:
-            content = await self.sent(self._client, msgspec.json.encode(body), headers)
+            content = await self.sent(self._client, msgspec.json.encode(body), self._agent.headers)
         except httpx.ConnectTimeout:
             raise AgentFailure("connection", f"no connection to {self.shown} (timed out)") from None
         except httpx.TimeoutException as error:
@@ -402,7 +433,7 @@ class JsonConnection:
     async def sent(self, client: httpx.AsyncClient, body: bytes, headers: httpx.Headers) -> bytes:
         """The body of the agent's answer to one request, read up to MOST_BYTES; Busy on a refusal,
         AgentFailure on any other status that is not 2xx."""
-        async with client.stream("POST", self._agent.spec.url, content=body, headers=headers) as response:
+        async with client.stream("POST", self._agent.url, content=body, headers=headers) as response:
             status = response.status_code
             if not 200 <= status < 300:
                 said = await Limited(REFUSAL_BYTES).read(response)

@@ -3,6 +3,7 @@ assembled with their limits, and the attempts still missing from the folder."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import secrets
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, FailFast, Journal
 from convy.play.busy import Patience, Places, Rate
 from convy.play.dialog import ChatJudge, Checked
+from convy.play.http import JsonAgent
+from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.project.document import Declaration
@@ -212,13 +215,21 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             ahead=limits.concurrency * 2,
         )
-        with self.journal.play(self.spec, version) as appended:
-            attempts = self.missing()
-            journal = Both(appended, watch(self, len(attempts)))
-            outcomes = await bench.run(attempts, journal, halt)
-            appended.stopped = halt.cause if halt is not None else ""
-            more = () if appended.stopped else self.further(self.unclear(baseline))
-            return outcomes + (await bench.run(more, journal, halt) if more else ())
+        async with self.kept(agent):
+            with self.journal.play(self.spec, version) as appended:
+                attempts = self.missing()
+                journal = Both(appended, watch(self, len(attempts)))
+                outcomes = await bench.run(attempts, journal, halt)
+                appended.stopped = halt.cause if halt is not None else ""
+                more = () if appended.stopped else self.further(self.unclear(baseline))
+                return outcomes + (await bench.run(more, journal, halt) if more else ())
+
+    def kept(self, agent: Agent) -> contextlib.AbstractAsyncContextManager[None]:
+        """The run's scope for the agent's kept connections: a declarative HTTP agent hands them
+        from conversation to conversation (JsonAgent.kept); any other agent keeps its own."""
+        if isinstance(agent, JsonAgent):
+            return agent.kept()
+        return contextlib.nullcontext()
 
 
 class Both:
@@ -235,9 +246,12 @@ class Both:
 
 class Clients(msgspec.Struct, frozen=True):
     """The models' one shared HTTP client: its timeouts (`model_timeout`, the models' own, apart from
-    the agent's turn-timeout), its pool sized for the conversations at once, and TLS checks made
-    only when a model URL (`url`, the judge's `judge_url`) is https (loading the CA bundle costs
-    ~80 ms)."""
+    the agent's turn-timeout), its lanes (Lanes: a kept connection lent to one request at a time, as
+    many kept as requests can be in flight — two for each conversation at once, a user's turn and a
+    judge's call), and TLS checks made only when a model URL (`url`, the judge's `judge_url`) is
+    https (loading the CA bundle costs ~80 ms). The lanes serve every URL the environment's proxy
+    settings leave alone; a proxy given there (HTTPS_PROXY...) is still used, through httpx's own
+    pool."""
 
     model_timeout: float
     concurrency: int = 8
@@ -246,10 +260,12 @@ class Clients(msgspec.Struct, frozen=True):
 
     def client(self) -> httpx.AsyncClient:
         secure = not all(url.startswith("http://") for url in (self.url, self.judge_url or self.url))
+        verify = httpx.create_ssl_context() if secure else False
         return httpx.AsyncClient(
             timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),
             limits=httpx.Limits(
                 max_connections=4 * self.concurrency, max_keepalive_connections=2 * self.concurrency
             ),
-            verify=httpx.create_ssl_context() if secure else False,
+            verify=verify,
+            mounts={"all://": Lanes(verify, keep=2 * self.concurrency)},
         )
