@@ -38,7 +38,7 @@ from convy_action.inputs import Inputs, Masks
 from convy_action.outputs import Annotations, Command, Results, StepOutputs, Stopped
 from convy_action.rerun import Earlier
 from convy_action.retries import PATIENT, Retries
-from convy_action.shards import ShardArtifacts, ShardName
+from convy_action.shards import RestShelves, RunnerShelves, ShardArtifacts, ShardName, Shelves
 from convy_action.shelf import ArtifactName, ArtifactShelf, NotUploaded, Retention, Shelf, Shelved
 from convy_action.summary import JobSummary
 
@@ -171,7 +171,7 @@ class Action:
             if prepared is not None:
                 prepared, shelf = self.resumed(prepared, project, context, shelf, scratch)
             if prepared is None:
-                merged = self.merged(context, client, name.text, scratch, project)
+                merged = self.merged(context, client, github, name.text, scratch, project)
                 reviewed = self.reviewed(merged.folder, looked, settings)
                 box = self.box(settings, event, github, merged.file.spec.agent, reviewed)
                 return self.reported(reviewed, context, shelf, box, project)
@@ -238,13 +238,22 @@ class Action:
             )
 
     def merged(
-        self, context: Context, client: httpx.Client, name: str, scratch: Path, project: Project
+        self,
+        context: Context,
+        client: httpx.Client,
+        github: GitHub | None,
+        name: str,
+        scratch: Path,
+        project: Project,
     ) -> StoredRun:
         """Every shard's artifact of this workflow run, fetched and merged into a new run folder."""
         service = ResultsService(
             context.results_url, context.runtime_token, client, context.run_attempt, self._retries
         )
-        shards = ShardArtifacts(service, name, scratch / "shards").shards()
+        shelves: tuple[Shelves, ...] = (RunnerShelves(service),)
+        if github is not None:
+            shelves += (RestShelves(github, context.run_id),)
+        shards = ShardArtifacts(shelves, name, scratch / "shards").shards()
         agent = shards.runs[0].file.spec.agent
         folder = project.results / agent / RunId.new().text
         merged = shards.merged(folder)
@@ -255,12 +264,15 @@ class Action:
         return merged
 
     def sharded(self, reviewed: Reviewed, context: Context, shelf: Shelf, part: Slice) -> int:
-        """A shard's end: its folder uploaded, its outputs and a line of job summary written, no
-        comment and no annotation (the merge job posts and gates); exit 0."""
+        """A shard's end: its folder uploaded, its outputs and its job summary (its own comparison,
+        the other shards' scenarios not played) written, no comment and no annotation (the merge job
+        posts and gates); exit 0."""
         from convy.draw.markdown import Links
 
         folder = reviewed.run.folder
         reviewed.written(Links(run=context.run_url()))
+        body = (folder / "comment.md").read_text(encoding="utf-8")
+        self._log.shown(f"convy: shard {part.text}'s own comparison", body)
         shelved = shelf.store(folder)
         self.told(shelved, context)
         artifact = shelved.id if isinstance(shelved, Uploaded) else 0
@@ -271,7 +283,7 @@ class Action:
         )
         self._log.line(f"convy: {told}")
         if context.step_summary:
-            JobSummary(Path(context.step_summary)).append(f"**convy** {told}.")
+            JobSummary(Path(context.step_summary)).append(f"**convy** {told}.\n\n{body}")
         if context.output:
             StepOutputs(Path(context.output)).write(
                 Results(

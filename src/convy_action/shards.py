@@ -1,12 +1,14 @@
 """The shards of one run in one workflow run (DESIGN §13.4): ShardName, the artifact a shard job
 uploads (`<artifact-name>-shard-<k>-of-<n>`), and ShardArtifacts, every shard's artifact of the
 current workflow run fetched through the results service (the runtime token suffices, so a fork's
-pull request merges too) and read back as convy's Shards, ready to merge."""
+pull request merges too) — or, where the service does not list them, through the REST API — and
+read back as convy's Shards, ready to merge."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -16,6 +18,7 @@ from convy.store.journal import NewerFormat
 from convy.store.merged import WHERE, Shards
 from convy.store.runs import Runs, StoredRun
 from convy_action.artifacts import ArtifactError, Listed, ResultsService
+from convy_action.github import GitHub, GitHubError
 from convy_action.zipped import Archive, UnsafeArchive
 
 
@@ -30,23 +33,73 @@ class ShardName(msgspec.Struct, frozen=True):
         return f"{self.base}-shard-{self.part.index}-of-{self.part.count}" if self.part.count else self.base
 
 
-class ShardArtifacts(msgspec.Struct, frozen=True):
-    """The shards' artifacts of the run whose artifact is `name`, in the current workflow run of
-    `service`, fetched and unpacked under `scratch`."""
+class Shelves(Protocol):
+    """Where the current workflow run's artifacts are listed and fetched from."""
+
+    def listed(self) -> tuple[Listed, ...]: ...
+
+    def fetch(self, artifact: Listed, to: Path) -> int: ...
+
+
+class RunnerShelves(msgspec.Struct, frozen=True):
+    """The results service, asked with the runner's ACTIONS_RUNTIME_TOKEN (as download-artifact
+    does): no GitHub token or permission needed."""
 
     service: ResultsService
+
+    def listed(self) -> tuple[Listed, ...]:
+        return self.service.listed()
+
+    def fetch(self, artifact: Listed, to: Path) -> int:
+        return self.service.fetch(artifact.name, to)
+
+
+class RestShelves(msgspec.Struct, frozen=True):
+    """The REST API's artifacts of workflow run `run_id` (needs `actions: read`), for when the
+    results service does not list them."""
+
+    github: GitHub
+    run_id: int
+
+    def listed(self) -> tuple[Listed, ...]:
+        try:
+            found = self.github.artifacts(self.run_id)
+        except GitHubError as error:
+            raise ArtifactError(str(error)) from None
+        live = (a for a in found if not a.expired)
+        return tuple(Listed(name=a.name, database_id=a.id, size=a.size_in_bytes) for a in live)
+
+    def fetch(self, artifact: Listed, to: Path) -> int:
+        try:
+            return self.github.download(artifact.database_id, to)
+        except (GitHubError, UnsafeArchive) as error:
+            raise ArtifactError(str(error)) from None
+
+
+class ShardArtifacts(msgspec.Struct, frozen=True):
+    """The shards' artifacts of the run whose artifact is `name`, in the current workflow run,
+    fetched and unpacked under `scratch` — from the first of `shelves` that lists the run's
+    artifacts."""
+
+    shelves: tuple[Shelves, ...]
     name: str
     scratch: Path
 
-    def found(self) -> dict[int, Listed]:
+    def answering(self) -> tuple[Shelves, tuple[Listed, ...]]:
+        """The first shelves that list the run's artifacts, and what they list."""
+        reasons: list[str] = []
+        for shelves in self.shelves:
+            try:
+                return shelves, shelves.listed()
+            except ArtifactError as error:
+                reasons.append(str(error))
+        raise ConfigurationError(
+            WHERE, f"the workflow run's artifacts cannot be listed: {'; '.join(reasons) or 'nowhere to ask'}"
+        )
+
+    def found(self, listed: tuple[Listed, ...]) -> dict[int, Listed]:
         """The shards' artifacts by shard number; ConfigurationError when none is there, when they
         are of different shard counts, or when one is missing."""
-        try:
-            listed = self.service.listed()
-        except ArtifactError as error:
-            raise ConfigurationError(
-                WHERE, f"the workflow run's artifacts cannot be listed: {error}"
-            ) from None
         pattern = re.compile(re.escape(self.name) + r"-shard-(\d+)-of-(\d+)")
         shards: dict[tuple[int, int], Listed] = {}
         for artifact in listed:
@@ -78,16 +131,17 @@ class ShardArtifacts(msgspec.Struct, frozen=True):
 
     def shards(self) -> Shards:
         """Every shard's run, fetched, unpacked and read back."""
-        artifacts = self.found()
-        runs = tuple(self.fetched(artifact) for artifact in artifacts.values())
+        shelves, listed = self.answering()
+        artifacts = self.found(listed)
+        runs = tuple(self.fetched(shelves, artifact) for artifact in artifacts.values())
         return Shards(runs, tuple(artifact.name for artifact in artifacts.values()))
 
-    def fetched(self, artifact: Listed) -> StoredRun:
+    def fetched(self, shelves: Shelves, artifact: Listed) -> StoredRun:
         self.scratch.mkdir(parents=True, exist_ok=True)
         archive = self.scratch / f"{artifact.database_id or artifact.name}.zip"
         folder = self.scratch / "shards" / artifact.name
         try:
-            self.service.fetch(artifact.name, archive)
+            shelves.fetch(artifact, archive)
             Archive(archive).unpack(folder)
         except (ArtifactError, UnsafeArchive) as error:
             raise ConfigurationError(WHERE, f"artifact {artifact.name}: {error}") from None

@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.action.folders import all_held, golden, zipped
 from tests.action.test_pipeline import PR, START, Job, comments
 from tests.servers.github import FakeGitHub
+from tests.servers.results import Fault
 
 
 def test_two_matrix_legs_of_one_workflow_run_keep_their_own_comment_and_artifact(
@@ -129,7 +130,11 @@ def merged_run(fake: FakeGitHub, tmp_path: Path, minute: int, event: str = "pull
         outputs = shard.outputs()
         assert outputs["comment-url"] == "" and outputs["artifact-id"] and outputs["verdict"]
         assert f"shard {k}/2: 2 scenarios played" in log
-        assert shard.summary.read_text().startswith(f"**convy** shard {k}/2")
+        summary = shard.summary.read_text()
+        assert summary.startswith(f"**convy** shard {k}/2") and "removed" not in summary
+        if event == "pull_request":
+            assert "convy: baseline: workflow run" in log
+            assert summary.count("not played") >= 2, "the other shard's two scenarios"
     merge = Job(fake, tmp_path, minute, event=event, run=run, job="merge", merge="true", **inputs)
     return merge
 
@@ -251,3 +256,28 @@ def test_a_merge_without_shards_or_with_shard_set_too_exits_2(fake: FakeGitHub, 
     bad = Job(fake, tmp_path, 2, shard="3/2")
     code, log = bad.in_process()
     assert code == 2 and "::error title=convy%3A configuration error::shard: must be k/n" in log
+
+
+def test_a_merge_reads_the_shards_through_the_rest_api_where_the_results_service_lists_nothing(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    run = fake.run(head_branch="feature", event="pull_request", created_at=START)
+    for k in (1, 2):
+        job = Job(fake, tmp_path, 0, run=run, job=f"s{k}", shard=f"{k}/2", baseline="none")
+        assert job.in_process()[0] == 0
+    unknown = b'{"code":"bad_route","msg":"no handler for ListArtifacts"}'
+    fake.results_host.faults.add(Fault(404, times=1, path="ListArtifacts", body=unknown))
+    merge = Job(fake, tmp_path, 0, run=run, job="merge", merge="true", baseline="none")
+    code, log = merge.in_process()
+    assert code == 0, log
+    assert "merged 2 shards" in log and len(comments(fake)) == 1
+    assert any(s.path.endswith(f"/actions/runs/{run.id}/artifacts?per_page=100") for s in fake.seen)
+    assert not any("GetSignedArtifactURL" in s.path for s in fake.results_host.seen)
+
+
+def test_a_merge_that_can_list_nothing_exits_2_saying_why(fake: FakeGitHub, tmp_path: Path) -> None:
+    fake.results_host.faults.add(Fault(404, times=1, path="ListArtifacts", body=b'{"code":"bad_route"}'))
+    merge = Job(fake, tmp_path, 0, merge="true", baseline="none", github_token="", comment="false")
+    code, log = merge.in_process()
+    assert code == 2, log
+    assert "merge: the workflow run's artifacts cannot be listed: ListArtifacts: 404" in log
