@@ -84,36 +84,37 @@ def judge_twice(server: ModelServer) -> list[Request]:
 # --- the structured-output chain -------------------------------------------------------------
 
 
-def test_llama_cpp_refuses_json_schema_with_a_500_and_gets_the_schema_inside_json_object_from_then_on() -> (
-    None
-):
+def test_llama_cpp_refuses_json_schema_with_a_500_and_gets_the_same_schema_inside_json_object() -> None:
     with ModelServer(LikeLlamaCpp(lambda request: GOOD)) as server:
         requests = judge_twice(server)
     formats = [request["response_format"]["type"] for request in requests]
     assert formats == ["json_schema", "json_object", "json_object"], "learned once, for the run"
-    schema = requests[1]["response_format"]["schema"]
-    decisions = schema["properties"]["decisions"]
-    assert len(decisions["prefixItems"]) == 2 and decisions["minItems"] == decisions["maxItems"] == 2
-    graded = decisions["prefixItems"][1]["anyOf"]
-    assert [(branch["properties"]["grade"], branch["properties"]["pass"]) for branch in graded] == [
-        ({"const": "clear"}, {"const": True}),
-        ({"const": "vague"}, {"const": False}),
-    ]
+    assert requests[1]["response_format"]["schema"] == requests[0]["response_format"]["json_schema"]["schema"]
     assert requests[2]["response_format"] == requests[1]["response_format"]
 
 
-def test_the_strict_schema_is_one_decision_per_claim_with_the_grades_as_an_enum() -> None:
+def test_the_strict_schema_is_one_decision_per_claim_with_each_graded_claim_s_grades_as_an_enum() -> None:
     with ModelServer(lambda request: GOOD) as server:
         judge_twice(server)
     first = server.requests[0]["response_format"]
     assert first["type"] == "json_schema" and first["json_schema"]["strict"] is True
-    decisions = first["json_schema"]["schema"]["properties"]["decisions"]
+    schema = first["json_schema"]["schema"]
+    assert schema["required"] == ["decisions"] and schema["additionalProperties"] is False
+    decisions = schema["properties"]["decisions"]
     assert decisions["minItems"] == decisions["maxItems"] == 2
-    item = decisions["items"]
-    assert set(item["required"]) == set(item["properties"]) == {"reason", "pass", "grade"}
-    assert item["properties"]["grade"]["enum"] == ["clear", "vague", None]
-    assert item["additionalProperties"] is False
+    plain, graded = decisions["items"]["anyOf"]
+    assert plain["required"] == ["reason", "pass"] and plain["properties"]["pass"] == {"type": "boolean"}
+    assert graded["required"] == ["reason", "grade", "pass"]
+    assert graded["properties"]["grade"] == {"type": "string", "enum": ["clear", "vague"]}
+    assert all(shape["additionalProperties"] is False for shape in (plain, graded))
     assert len(server.requests) == 2, "a server that takes json_schema is never asked otherwise"
+
+
+def test_a_scenario_of_plain_claims_has_one_shape_of_decision() -> None:
+    schema = VerdictSchema(("One.", "Two.", "Three.")).schema().schema
+    decisions = schema["properties"]["decisions"]  # type: ignore[index]
+    assert decisions["minItems"] == decisions["maxItems"] == 3  # type: ignore[index]
+    assert decisions["items"]["required"] == ["reason", "pass"]  # type: ignore[index]
 
 
 def test_each_refusal_by_name_moves_one_step_down_to_no_response_format() -> None:

@@ -235,81 +235,54 @@ class Unwrapped(msgspec.Struct, frozen=True):
 
 
 class VerdictSchema(msgspec.Struct, frozen=True):
-    """The Schema of a judge's answer for these claims: exactly one decision per claim. `strict` in
-    OpenAI's strict subset (every property required; a grade is one of the claims' grades, null for
-    a plain claim); `exact` with each claim's own decision in order (prefixItems), a graded claim's
-    grade and the `pass` it means tied together, for servers that turn a schema into a grammar."""
+    """The Schema of a judge's answer for these claims, in OpenAI's strict subset (every property
+    required, no extra ones): exactly as many decisions as claims, each a plain decision (`reason`,
+    `pass`) or a graded claim's (`reason`, `grade` — one of that claim's grades, an enum — and
+    `pass`)."""
 
     claims: tuple[Claim, ...]
 
     def schema(self) -> Schema:
-        return Schema(name="verdict", strict=self.strict(), exact=self.exact())
+        count = len(self.claims)
+        reason = {"type": "string"}
+        shapes: list[dict[str, object]] = []
+        if any(isinstance(claim, str) for claim in self.claims):
+            shapes.append(Shape(("reason", "pass"), {"reason": reason, "pass": {"type": "boolean"}}).schema())
+        for grades in dict.fromkeys(
+            tuple(claim.grades) for claim in self.claims if isinstance(claim, Graded)
+        ):
+            properties = {
+                "reason": reason,
+                "grade": {"type": "string", "enum": list(grades)},
+                "pass": {"type": "boolean"},
+            }
+            shapes.append(Shape(("reason", "grade", "pass"), properties).schema())
+        items = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
+        decisions = {"type": "array", "items": items, "minItems": count, "maxItems": count}
+        return Schema(
+            name="verdict",
+            schema={
+                "type": "object",
+                "properties": {"decisions": decisions},
+                "required": ["decisions"],
+                "additionalProperties": False,
+            },
+        )
 
-    def wrapped(self, decisions: dict[str, object]) -> dict[str, object]:
+
+class Shape(msgspec.Struct, frozen=True):
+    """One kind of decision in the schema: an object of exactly these properties, all required."""
+
+    required: tuple[str, ...]
+    properties: dict[str, object]
+
+    def schema(self) -> dict[str, object]:
         return {
             "type": "object",
-            "properties": {"decisions": decisions},
-            "required": ["decisions"],
+            "properties": self.properties,
+            "required": list(self.required),
             "additionalProperties": False,
         }
-
-    def strict(self) -> dict[str, object]:
-        count = len(self.claims)
-        grades = list(
-            dict.fromkeys(
-                grade for claim in self.claims if isinstance(claim, Graded) for grade in claim.grades
-            )
-        )
-        plain = any(isinstance(claim, str) for claim in self.claims)
-        properties: dict[str, object] = {"reason": {"type": "string"}, "pass": {"type": "boolean"}}
-        if grades:
-            properties["grade"] = (
-                {"type": ["string", "null"], "enum": [*grades, None]}
-                if plain
-                else {"type": "string", "enum": grades}
-            )
-        item = {
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-            "additionalProperties": False,
-        }
-        return self.wrapped({"type": "array", "items": item, "minItems": count, "maxItems": count})
-
-    def exact(self) -> dict[str, object]:
-        count = len(self.claims)
-        reason = {"type": "string", "maxLength": 300}
-        items: list[object] = []
-        for claim in self.claims:
-            match claim:
-                case Graded(grades=grades):
-                    items.append(
-                        {
-                            "anyOf": [
-                                {
-                                    "type": "object",
-                                    "properties": {
-                                        "reason": reason,
-                                        "grade": {"const": grade},
-                                        "pass": {"const": passes},
-                                    },
-                                    "required": ["reason", "grade", "pass"],
-                                    "additionalProperties": False,
-                                }
-                                for grade, passes in grades.items()
-                            ]
-                        }
-                    )
-                case str():
-                    items.append(
-                        {
-                            "type": "object",
-                            "properties": {"reason": reason, "pass": {"type": "boolean"}},
-                            "required": ["reason", "pass"],
-                            "additionalProperties": False,
-                        }
-                    )
-        return self.wrapped({"type": "array", "prefixItems": items, "minItems": count, "maxItems": count})
 
 
 class ChatJudge(msgspec.Struct, frozen=True):

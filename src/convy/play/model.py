@@ -73,14 +73,13 @@ class ModelFailure(Exception):
 
 
 class Schema(Data, frozen=True, kw_only=True):
-    """The JSON a judge's reply must be: `strict` in the subset OpenAI's strict `json_schema`
-    accepts, `exact` as precise as JSON Schema allows (for servers that turn a schema into a
-    grammar, such as llama.cpp). A Schema is true, so a model that only knows `json: bool` still
-    asks for JSON."""
+    """The JSON a judge's reply must be, as a JSON schema in the subset OpenAI's strict `json_schema`
+    accepts; the same schema goes inside `json_object` to servers that take it there (llama.cpp
+    turns it into a grammar). A Schema is true, so a model that only knows `json: bool` still asks
+    for JSON."""
 
     name: str
-    strict: dict[str, object]
-    exact: dict[str, object]
+    schema: dict[str, object]
 
 
 class Model(Protocol):
@@ -238,13 +237,13 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     def response_format(self, json: bool | Schema) -> dict[str, object] | None:
         step = self.step(json)
         match json, step:
-            case Schema(name=name, strict=strict), "json_schema":
+            case Schema(name=name, schema=strict), "json_schema":
                 return {
                     "type": "json_schema",
                     "json_schema": {"name": name, "strict": True, "schema": strict},
                 }
-            case Schema(exact=exact), "json_object_schema":
-                return {"type": "json_object", "schema": exact}
+            case Schema(schema=schema), "json_object_schema":
+                return {"type": "json_object", "schema": schema}
             case _, "json_object":
                 return {"type": "json_object"}
             case _:

@@ -62,9 +62,10 @@ It has "decisions": a list with exactly one decision per claim, in the claims' o
 decision has "reason" (one short sentence), "pass" (true or false, without quotes) and, for a \
 graded claim only, "grade".
 
-Example, for claim 1 plain and claim 2 graded with grades "clear" = true, "vague" = false:
-{"decisions": [{"reason": "The agent asked for the order number.", "pass": true}, \
-{"reason": "The agent did not say when the refund arrives.", "grade": "vague", "pass": false}]}"""
+Example (about another conversation, with a weather bot), for claim 1 plain and claim 2 graded \
+with grades "clear" = true, "vague" = false:
+{"decisions": [{"reason": "The bot gave the forecast the user asked for.", "pass": true}, \
+{"reason": "The bot never said which city the forecast was for.", "grade": "vague", "pass": false}]}"""
 )
 """The judge's system message; no slots (it is the same for every attempt)."""
 
