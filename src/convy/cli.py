@@ -113,6 +113,8 @@ class Command:
         self._out.write(
             "\nNext: point agents/example.yaml at your agent, then\n"
             "  convy run --model-key $OPENAI_API_KEY --user-model gpt-4o-mini\n"
+            "For CI (.github/workflows/convy.yml), give the repository the secrets OPENAI_API_KEY and\n"
+            "AGENT_TOKEN and the variable AGENT_URL (Settings → Secrets and variables → Actions).\n"
         )
         return EXIT_PASS
 

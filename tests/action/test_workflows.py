@@ -174,3 +174,30 @@ def test_a_version_tag_builds_the_image_and_publishes_it_to_the_github_container
     assert "type=semver,pattern={{version}}" in steps["docker/metadata-action"]["with"]["tags"]
     built = steps["docker/build-push-action"]["with"]
     assert built["push"] is True and built["context"] == "." and "file" not in built
+
+
+def test_convy_init_writes_the_workflow_that_lints_clean_and_names_what_ci_needs(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "convy", "init", "starter"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "starter" / ".github" / "workflows" / "convy.yml"
+    assert written.read_text() == TEMPLATE.read_text()
+    for name in ("OPENAI_API_KEY", "AGENT_TOKEN", "AGENT_URL"):
+        assert name in done.stdout and name in written.read_text()
+    linted = subprocess.run(
+        [tool("actionlint"), "-no-color", str(written)], capture_output=True, text=True, check=False
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    audited = subprocess.run(
+        [tool("zizmor"), "--offline", "--quiet", "--no-progress", "."],
+        cwd=tmp_path / "starter",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert audited.returncode == 0, audited.stdout + audited.stderr
