@@ -13,6 +13,7 @@ from pathlib import Path
 from convy.demo.localserver import LocalServer
 from convy.demo.scripted import ScriptedModels
 from convy.demo.supportbot import SupportBot
+from convy.store.journal import FORMAT
 
 
 def convy(
@@ -171,7 +172,7 @@ def test_resume_refuses_a_folder_of_a_newer_format(tmp_path: Path) -> None:
     )
     done = convy("resume", str(folder), cwd=tmp_path)
     assert done.returncode == 2
-    assert "format 99" in done.stderr and "format 1" in done.stderr
+    assert "format 99" in done.stderr and f"format {FORMAT}" in done.stderr
 
 
 def test_a_deployed_agent_is_played_with_no_files_but_scenarios(tmp_path: Path) -> None:

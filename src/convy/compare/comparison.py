@@ -17,7 +17,16 @@ from convy.compare.summary import FailingClaim, ScenarioSummary, Spread, Summary
 from convy.data import Data, Tagged
 
 Status = Literal[
-    "regressed", "lower", "changed", "new", "removed", "not played", "improved", "higher", "unchanged"
+    "regressed",
+    "lower",
+    "changed",
+    "new",
+    "removed",
+    "not played",
+    "improved",
+    "higher",
+    "rejudged",
+    "unchanged",
 ]
 STATUSES: tuple[Status, ...] = (
     "regressed",
@@ -28,11 +37,14 @@ STATUSES: tuple[Status, ...] = (
     "not played",
     "improved",
     "higher",
+    "rejudged",
     "unchanged",
 )
 """Every status, in the order the comment lists scenarios: regressions first. `regressed` and
 `improved`: the scenario's own one-sided Fisher p is below alpha; `lower` and `higher`: fewer (more) of
-its attempts held, not significantly; `not played`: left out of this run by `match` or a shard."""
+its attempts held, not significantly; `not played`: left out of this run by `match` or a shard;
+`rejudged`: its claims, checks or judge changed but not its dialogue, so the baseline's transcripts
+were judged again the way this run's are, and it is compared (in the test like `unchanged`)."""
 ORDER: dict[str, int] = {status: place for place, status in enumerate(STATUSES)}
 
 
@@ -207,6 +219,8 @@ class Compared(msgspec.Struct, frozen=True):
         return Table(now=now.tally, baseline=before)
 
     def compared(self, now: ScenarioSummary, old: ScenarioSummary, table: Table) -> ScenarioChange:
+        if old.rejudged:
+            return self.paired(now, old, "rejudged", self.p(table))
         if not table.now.judged or not table.baseline.judged:
             return self.paired(now, old, "unchanged", Unknown())
         share_now = Fraction(table.now.held, table.now.judged)
@@ -218,6 +232,18 @@ class Compared(msgspec.Struct, frozen=True):
             p = table.gain()
             return self.paired(now, old, "improved" if p.below(self.alpha) else "higher", p)
         return self.paired(now, old, "unchanged", table.change())
+
+    def p(self, table: Table) -> PValue | Unknown:
+        """The scenario's Fisher p in the direction of its change (two-sided when none)."""
+        if not table.now.judged or not table.baseline.judged:
+            return Unknown()
+        share_now = Fraction(table.now.held, table.now.judged)
+        share_before = Fraction(table.baseline.held, table.baseline.judged)
+        if share_now < share_before:
+            return table.drop()
+        if share_now > share_before:
+            return table.gain()
+        return table.change()
 
     def paired(
         self, now: ScenarioSummary, old: ScenarioSummary, status: Status, p: PValue | Unknown

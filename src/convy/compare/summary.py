@@ -93,6 +93,15 @@ class FailingClaim(Data, frozen=True, kw_only=True):
     line: int = 0
 
 
+class Rejudging(Data, frozen=True, kw_only=True):
+    """What re-judging a baseline took: the scenarios and attempts judged again with today's claims,
+    checks and judge, and the judge's tokens for it (None: unknown, no call reported them)."""
+
+    scenarios: int = 0
+    attempts: int = 0
+    judge_tokens: int | None = None
+
+
 class ScenarioSummary(Data, frozen=True, kw_only=True):
     """One scenario of a run summed up."""
 
@@ -108,6 +117,8 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     no_verdict: int
     failing: tuple[FailingClaim, ...] = ()
     seconds: Spread = Spread()
+    rejudged: bool = False
+    """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
 
@@ -147,6 +158,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """Attempts the agent failed: judged, not holding."""
     no_verdict_attempts: int = 0
     """Attempts without a verdict: left out of the pass rate."""
+    rejudging: Rejudging = Rejudging()
+    """For a baseline read with its dialogues re-judged by the current run: what that took."""
     max_repeat: int = 0
     """The most attempts a scenario could get (more than `repeat`: adaptive repeats were on)."""
     pass_k: Share | Unknown = Unknown()
@@ -400,6 +413,8 @@ class Summed(msgspec.Struct, frozen=True):
     folder: str
     outcomes: Iterable[Outcome]
     torn: bool = False
+    rejudged: frozenset[str] = frozenset()
+    """The scenarios whose outcomes are re-judged ones (a baseline as the current run judged it)."""
 
     @classmethod
     def of(cls, run: StoredRun) -> Summed:
@@ -409,11 +424,26 @@ class Summed(msgspec.Struct, frozen=True):
     def summary(self) -> Summary:
         spec = self.file.spec
         summing = Summing(repeat=spec.repeat)
+        judged_again = 0
+        tokens: list[int] = []
         for outcome in self.outcomes:
             summing.add(outcome)
+            if outcome.scenario in self.rejudged:
+                judged_again += 1
+                usage = outcome.judge_usage
+                if usage is not None and (usage.input is not None or usage.output is not None):
+                    tokens.append((usage.input or 0) + (usage.output or 0))
         scenarios = tuple(
-            summing.scenarios.get(entry.name, ScenarioCount()).summary(entry, spec.repeat)
-            for entry in spec.scenarios
+            msgspec.structs.replace(summary, rejudged=True) if summary.name in self.rejudged else summary
+            for summary in (
+                summing.scenarios.get(entry.name, ScenarioCount()).summary(entry, spec.repeat)
+                for entry in spec.scenarios
+            )
+        )
+        again = Rejudging(
+            scenarios=sum(1 for s in scenarios if s.rejudged),
+            attempts=judged_again,
+            judge_tokens=sum(tokens) if tokens else None,
         )
         tally = Tally(
             held=sum(s.tally.held for s in scenarios), judged=sum(s.tally.judged for s in scenarios)
@@ -464,4 +494,5 @@ class Summed(msgspec.Struct, frozen=True):
             left_out=spec.left_out,
             stopped=self.file.reason if self.file.status == "stopped" else "",
             agent_version=self.file.agent_version,
+            rejudging=again,
         )

@@ -245,7 +245,7 @@ class Figures(msgspec.Struct, frozen=True):
 
     def notes(self) -> tuple[str, ...]:
         """What the reader must know about the run itself: stopped early, interrupted, a torn last
-        line, the same build of the agent for different commits."""
+        line, the same build of the agent for different commits, the baseline's scenarios re-judged."""
         now = self.comparison.now
         notes: list[str] = []
         if now.stopped and now.attempts < now.expected:
@@ -267,6 +267,17 @@ class Figures(msgspec.Struct, frozen=True):
                     f"both runs report agent build {self.cells.cell(before, 80)} but were made for "
                     f"different commits ({now.sha[:7]} now, {sha[:7]} in the baseline): "
                     "the deploy may not have rolled out yet"
+                )
+            case _:
+                pass
+        match self.comparison.baseline:
+            case Summary(rejudging=again) if again.scenarios:
+                tokens = "unknown" if again.judge_tokens is None else f"{again.judge_tokens:,}"
+                noun = "scenario" if again.scenarios == 1 else "scenarios"
+                notes.append(
+                    f"{again.scenarios} {noun} re-judged: only their claims, checks or judge changed, so the "
+                    f"baseline's {again.attempts} transcripts were judged again the way this run's are "
+                    f"(judge tokens: {tokens}; the agent was not asked)"
                 )
             case _:
                 pass

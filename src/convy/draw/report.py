@@ -49,6 +49,7 @@ CHANGE_TONES: dict[str, Tone] = {
     "new": "note",
     "removed": "note",
     "not played": "plain",
+    "rejudged": "note",
     "unchanged": "plain",
 }
 RUN_TONES: dict[str, Tone] = {

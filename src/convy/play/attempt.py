@@ -120,6 +120,33 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             conversation=conversation,
         )
 
+    async def judged_again(self, judge: Judge, before: Outcome) -> Outcome:
+        """`before` — an attempt of an earlier run of this scenario, whose dialogue is the same —
+        judged again with the scenario's claims and checks as they are now: its transcript as it
+        was, never the agent. One the agent failed, or whose dialogue did not finish (the user
+        model failed, a service stayed busy), keeps its decision; either way it takes today's
+        fingerprint and the judge tokens spent now."""
+        fingerprint = self.scenario.fingerprint()
+        match before.decision:
+            case Verdict():
+                pass
+            case NoVerdict(reason=reason, detail=detail) if reason.startswith("judge") or detail.startswith(
+                "judge"
+            ):
+                pass
+            case _:
+                return msgspec.structs.replace(before, fingerprint=fingerprint, judge_usage=None)
+        judged = Spent()
+        decision: Decision
+        try:
+            decision = await self.verdict(judge, before.turns, judged)
+        except ModelFailure as error:
+            judged.add(error.usage)
+            decision = Unjudged(role="judge", failure=error).decision()
+        return msgspec.structs.replace(
+            before, fingerprint=fingerprint, decision=decision, judge_usage=judged.usage()
+        )
+
     async def verdict(self, judge: Judge, turns: tuple[Turn, ...], judged: Spent) -> Verdict:
         """The judge's decisions on the claims (no request when there are none), then the checks'
         results; the attempt holds when every one passes."""

@@ -10,6 +10,7 @@ import msgspec
 
 from convy.compare.comparison import Compared, Comparison, NoBaseline
 from convy.compare.gate import Gate, GateDecision
+from convy.compare.rejudged import Rejudgement
 from convy.compare.summary import Summary, Summed
 from convy.project.settings import Settings
 from convy.store.atomic import AtomicFile
@@ -82,6 +83,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             case NoBaseline() as none:
                 before = none
             case StoredRun() as stored:
-                before = Summed.of(stored).summary()
+                again = self.run.journal.rejudged(stored.key)
+                before = Rejudgement(stored, again, self.run.file.spec).summed().summary()
         comparison = Compared(Summed.of(self.run).summary(), before, self.gate.alpha).comparison()
         return Reviewed(run=self.run, comparison=comparison, decision=self.gate.decision(comparison))

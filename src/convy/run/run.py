@@ -3,6 +3,7 @@ assembled with their limits, and the attempts still missing from the folder."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import secrets
@@ -14,6 +15,7 @@ import msgspec
 
 from convy.compare.adaptive import Allocation
 from convy.compare.comparison import NO_BASELINE, NoBaseline
+from convy.compare.rejudged import Rejudgement
 from convy.compare.statistics import Tally
 from convy.compare.summary import Summary
 from convy.errors import ConfigurationError
@@ -21,7 +23,7 @@ from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
 from convy.play.bench import Bench, FailFast, Journal
 from convy.play.busy import Patience, Places, Rate
-from convy.play.dialog import ChatJudge, Checked
+from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.http import JsonAgent
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
@@ -29,7 +31,8 @@ from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
-from convy.store.journal import Limits, Provenance, RunJournal, RunSpec, ScenarioEntry, Shard
+from convy.store.journal import Limits, Provenance, Rejudged, RunJournal, RunSpec, ScenarioEntry, Shard
+from convy.store.runs import StoredRun
 
 
 class RunId(msgspec.Struct, frozen=True):
@@ -77,6 +80,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 file=d.file,
                 line=d.line,
                 claim_lines=d.claim_lines,
+                dialogue=d.scenario.dialogue(),
+                criteria=d.scenario.criteria(),
             )
             for d in declarations
         )
@@ -172,6 +177,48 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             if (scenario.name, index) not in done
         )
 
+    def affected(self, before: RunSpec) -> tuple[Scenario, ...]:
+        """The scenarios to re-judge against a baseline of spec `before`: its dialogue is known
+        there (format 2) and the same, and its claims or checks changed, or (a scenario with
+        claims) the judge model did."""
+        old = {entry.name: entry for entry in before.scenarios}
+        judge = before.judge_model != self.spec.judge_model
+        found: list[Scenario] = []
+        for scenario in self.scenarios:
+            entry = old.get(scenario.name)
+            if entry is None or not entry.dialogue or entry.dialogue != scenario.dialogue():
+                continue
+            if entry.fingerprint != scenario.fingerprint() or (judge and scenario.claims):
+                found.append(scenario)
+        return tuple(found)
+
+    async def rejudge(self, baseline: StoredRun, judge: Judge) -> None:
+        """Judge the baseline's attempts of the affected scenarios again (judge calls only, never
+        the agent), each recorded in rejudged.jsonl as it ends; those recorded already are kept."""
+        chosen = {scenario.name: scenario for scenario in self.affected(baseline.file.spec)}
+        if not chosen:
+            return
+        done = {(r.outcome.scenario, r.outcome.index) for r in self.journal.rejudged(baseline.key)}
+        room = asyncio.Semaphore(self.spec.limits.concurrency)
+
+        async def again(before: Outcome) -> None:
+            scenario = chosen[before.scenario]
+            attempt = Attempt(
+                scenario=scenario,
+                index=before.index,
+                max_turns=scenario.max_turns or self.spec.limits.max_turns,
+            )
+            async with room:
+                outcome = await attempt.judged_again(judge, before)
+            self.journal.rejudge(
+                Rejudged(baseline=baseline.key, judge_model=self.spec.judge_model, outcome=outcome)
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for before in baseline.outcomes():
+                if before.scenario in chosen and (before.scenario, before.index) not in done:
+                    group.create_task(again(before))
+
     async def play(
         self,
         agent: Agent,
@@ -179,10 +226,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         watch: Journal,
         halt: FailFast | None = None,
         version: str = "",
-        baseline: Summary | NoBaseline = NO_BASELINE,
+        baseline: StoredRun | NoBaseline = NO_BASELINE,
+        rejudge: bool = True,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts: each written to the folder, then shown to `watch`."""
-        return await self.playing(agent, models, lambda run, missing: watch, halt, version, baseline)
+        return await self.playing(agent, models, lambda run, missing: watch, halt, version, baseline, rejudge)
 
     async def playing(
         self,
@@ -191,14 +239,16 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         watch: Callable[[Run, int], Journal],
         halt: FailFast | None = None,
         version: str = "",
-        baseline: Summary | NoBaseline = NO_BASELINE,
+        baseline: StoredRun | NoBaseline = NO_BASELINE,
+        rejudge: bool = True,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
         them; each is written to the folder, then shown. With `halt` (fail-fast) the run stops early
         once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
-        recorded in run.json. Then, unless stopped, with adaptive repeats and a baseline, the
-        further attempts of the scenarios the rule finds unclear."""
+        recorded in run.json. Then, unless stopped, with a baseline: its attempts of the scenarios
+        whose claims, checks or judge changed judged again (`rejudge`), and with adaptive repeats
+        the further attempts of the scenarios the rule finds unclear."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -221,7 +271,15 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 journal = Both(appended, watch(self, len(attempts)))
                 outcomes = await bench.run(attempts, journal, halt)
                 appended.stopped = halt.cause if halt is not None else ""
-                more = () if appended.stopped else self.further(self.unclear(baseline))
+                if appended.stopped or not isinstance(baseline, StoredRun):
+                    return outcomes
+                if rejudge:
+                    await self.rejudge(baseline, bench.judge)
+                if self.spec.max_repeat <= self.spec.repeat:
+                    return outcomes
+                again = self.journal.rejudged(baseline.key)
+                before = Rejudgement(baseline, again, self.spec).summed().summary()
+                more = self.further(self.unclear(before))
                 return outcomes + (await bench.run(more, journal, halt) if more else ())
 
     def kept(self, agent: Agent) -> contextlib.AbstractAsyncContextManager[None]:

@@ -9,7 +9,6 @@ from pathlib import Path
 import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
-from convy.compare.summary import Summary, Summed
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
@@ -56,7 +55,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     ) -> Run:
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
         progress, once the folder is held and the missing attempts are known. With a baseline,
-        adaptive repeats (`max-repeat`) give unclear scenarios more attempts."""
+        its attempts of scenarios whose claims, checks or judge changed are judged again
+        (`rejudge`), and adaptive repeats (`max-repeat`) give unclear scenarios more attempts."""
         settings = self.project.settings
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
@@ -79,10 +79,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
             halt = FailFast() if settings.fail_fast else None
-            before: Summary | NoBaseline = NO_BASELINE
-            if isinstance(baseline, StoredRun) and run.spec.max_repeat > run.spec.repeat:
-                before = Summed.of(baseline).summary()
-            await run.playing(self.agent, models, watch, halt, build, before)
+            await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge)
             return run
 
 

@@ -19,8 +19,10 @@ from convy.data import Data
 from convy.play.outcome import STAMP, Outcome
 from convy.store.atomic import AtomicFile
 
-FORMAT = 1
-"""The run folder format this code writes; a newer one is refused, an older one converted."""
+FORMAT = 2
+"""The run folder format this code writes; a newer one is refused, an older one converted.
+Format 2 splits each scenario's fingerprint into its dialogue part and its criteria part; a format-1
+folder reads with both unknown (""), so its scenarios are never re-judged."""
 
 Status = Literal["running", "finished", "interrupted", "stopped"]
 
@@ -59,6 +61,11 @@ class ScenarioEntry(Data, frozen=True, kw_only=True):
     file: str = ""
     line: int = 0
     claim_lines: tuple[int, ...] = ()
+    dialogue: str = ""
+    """The fingerprint of what decides how the dialogue plays (brief, opening or turns, max
+    turns); "" unknown (a format-1 folder)."""
+    criteria: str = ""
+    """The fingerprint of what decides how a dialogue is judged (claims, checks); "" unknown."""
 
 
 class Limits(Data, frozen=True, kw_only=True):
@@ -142,6 +149,16 @@ class Unreadable(ValueError):
     """run.json cannot be read (truncated, not JSON, not a run); the message says which folder."""
 
 
+class Rejudged(Data, frozen=True, kw_only=True):
+    """One attempt of a baseline run judged again by a later run (one line of that run's
+    rejudged.jsonl): today's claims, checks and judge on the baseline's transcript."""
+
+    baseline: str
+    """The baseline run's id (its folder's name)."""
+    judge_model: str = ""
+    outcome: Outcome
+
+
 class RunInUse(Exception):
     """Another process is playing this run folder (it holds run.lock)."""
 
@@ -184,6 +201,42 @@ class RunJournal:
     @property
     def run_file(self) -> Path:
         return self.folder / "run.json"
+
+    @property
+    def rejudged_file(self) -> Path:
+        return self.folder / "rejudged.jsonl"
+
+    def rejudged(self, baseline: str) -> tuple[Rejudged, ...]:
+        """The baseline's attempts this run judged again, for the baseline run `baseline`; each
+        (scenario, index) once (the first line counts), unreadable lines skipped."""
+        try:
+            data = self.rejudged_file.read_bytes()
+        except FileNotFoundError:
+            return ()
+        except OSError as error:
+            raise Unreadable(f"{self.rejudged_file} cannot be read: {self._why(error)}") from None
+        decoder = msgspec.json.Decoder(Rejudged)
+        found: dict[tuple[str, int], Rejudged] = {}
+        for line in data.splitlines():
+            try:
+                record = decoder.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+            if record.baseline == baseline:
+                found.setdefault((record.outcome.scenario, record.outcome.index), record)
+        return tuple(found.values())
+
+    def rejudge(self, record: Rejudged) -> None:
+        """Append one re-judged attempt to rejudged.jsonl, flushed at once (after a torn last line
+        a line break first, so the record starts on a line of its own)."""
+        with self.rejudged_file.open("a+b") as stream:
+            stream.seek(0, os.SEEK_END)
+            if stream.tell():
+                stream.seek(-1, os.SEEK_END)
+                if stream.read(1) != b"\n":
+                    stream.write(b"\n")
+            stream.write(msgspec.json.encode(record) + b"\n")
+            stream.flush()
 
     def header(self) -> RunFile:
         """run.json as written, refusing a newer format; Unreadable when it cannot be read."""

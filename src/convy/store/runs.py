@@ -31,6 +31,11 @@ class StoredRun(msgspec.Struct, frozen=True):
     def folder(self) -> Path:
         return self.journal.folder
 
+    @property
+    def key(self) -> str:
+        """What names the run wherever its folder is unpacked: its agent and its start."""
+        return f"{self.file.spec.agent}@{self.file.started}"
+
     def outcomes(self) -> Iterator[Outcome]:
         return self.journal.outcomes()
 
