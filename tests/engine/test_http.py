@@ -20,7 +20,7 @@ import msgspec
 import pytest
 
 from convy.errors import ConfigurationError
-from convy.fakes import MemoryJournal
+from convy.fakes import FakeClock, MemoryJournal
 from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
 from convy.play.busy import Busy, Patience, Places, Rate
 from convy.play.http import AgentSpec, JsonAgent, Tls, TokenPaths
@@ -324,6 +324,22 @@ def test_places_wait_as_asked_and_the_agent_sees_the_message_once() -> None:
         {"role": "assistant", "content": "echo: Hi"},
         {"role": "user", "content": "Bye"},
     ]
+
+
+def test_an_agent_behind_litellm_is_asked_again_after_the_wait_its_router_named() -> None:
+    clock = FakeClock()
+
+    async def run(agent: QueuedAgent) -> str:
+        async with agent.conversation("c1") as conversation:
+            return (await conversation.reply("Hi")).text
+
+    with AgentServer() as server:
+        places = Places(1, Rate(0), Patience(300, clock=clock))
+        agent = QueuedAgent(JsonAgent(spec(f"{server.url}/litellm-429/60", body=SESSION_BODY), 5.0), places)
+        text = asyncio.run(run(agent))
+    assert text == "echo: Hi"
+    assert clock.slept == [60.0], "one wait, as long as the router asked, instead of a backoff of many tries"
+    assert [seen.status for seen in server.requests] == [429, 200]
 
 
 def test_retry_after_as_an_http_date() -> None:

@@ -10,6 +10,8 @@
   refused with 429 and `Retry-After: <seconds>`, later ones are answered as `/ok`;
   `/retry-after-date` the same with 503 and an HTTP date 30 s ahead.
 * `/status/<code>` — that status, with a JSON error body.
+* `/litellm-429/<seconds>` — as `/retry-after/<seconds>`, but the wait is only in
+  `llm_provider-retry-after` (LiteLLM's router) and the message in `error.message`.
 * `/litellm-400` — HTTP 400 as LiteLLM's proxy answers an OpenAI-shaped body without `model`, with
   its message at `error.message`.
 * `/slow` — answers after `slow` seconds (or when the server stops).
@@ -151,6 +153,13 @@ class AgentServer:
                 return int(code), JSON, json.dumps({"error": f"status {code}"}).encode()
             case ["jitter"]:
                 self._stopping.wait(random.uniform(0.0, 0.04))
+                return self.completion(request, f"echo: {latest}", usage="full")
+            case ["litellm-429", seconds]:
+                if self.first(session):
+                    said = {
+                        "error": {"message": "No deployments available for selected model", "code": "429"}
+                    }
+                    return 429, {**JSON, "llm_provider-retry-after": seconds}, json.dumps(said).encode()
                 return self.completion(request, f"echo: {latest}", usage="full")
             case ["litellm-400"]:
                 said = "Invalid model name passed in model=None. Call `/v1/models` to view available models."
