@@ -189,3 +189,13 @@ def test_an_invalid_regular_expression_is_exit_2_naming_file_and_line_before_any
     assert done.returncode == 2
     assert "scenarios/bad.yaml:4" in done.stderr and "regular expression" in done.stderr
     assert asked == 0
+
+
+def test_a_project_of_scripts_and_checks_runs_with_no_model_settings_at_all(tmp_path: Path) -> None:
+    folder = project(tmp_path, ("scripted", SCRIPTED))
+    with AgentServer() as agent:
+        done = convy("run", "--repeat", "1", cwd=folder, env={"AGENT_URL": agent.url})
+        said = sum(agent.processed.values())
+    assert done.returncode == 0, done.stderr
+    assert said == 2
+    assert lines(only_run(folder / "results"))[0]["decision"]["holds"] is True  # type: ignore[index]

@@ -219,10 +219,15 @@ class Project(msgspec.Struct, frozen=True):
         except msgspec.ValidationError as error:
             raise ConfigurationError("agent-url", str(error)) from None
 
-    def check_models(self) -> None:
+    def check_models(self, declarations: tuple[Declaration, ...] | None = None) -> None:
         """ConfigurationError before any request when the models would be asked without a key at the
-        default model-url (the demo and models.py set their own)."""
+        default model-url (the demo and models.py set their own). Scenarios that ask no model
+        (scripts without a brief, checks without claims) need no key."""
         if (self.root / "models.py").exists():
+            return
+        if declarations is not None and not any(
+            d.scenario.simulated or d.scenario.claims for d in declarations
+        ):
             return
         default = Settings().model_url
         if self.settings.model_url.rstrip("/") == default and not self.settings.model_key:

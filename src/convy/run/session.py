@@ -102,7 +102,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
                 raise ConfigurationError(str(self.resume), str(error)) from None
         part = Slice.read(self.project.settings.shard)
         declarations = self.project.declarations()
-        self.project.check_models()
+        self.project.check_models(declarations)
         left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
         agent = self.project.agent()
