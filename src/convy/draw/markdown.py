@@ -273,11 +273,11 @@ class Figures(msgspec.Struct, frozen=True):
         match self.comparison.baseline:
             case Summary(rejudging=again) if again.scenarios:
                 tokens = "unknown" if again.judge_tokens is None else f"{again.judge_tokens:,}"
-                noun = "scenario" if again.scenarios == 1 else "scenarios"
+                noun, their = ("scenario", "its") if again.scenarios == 1 else ("scenarios", "their")
                 notes.append(
-                    f"{again.scenarios} {noun} re-judged: only their claims, checks or judge changed, so the "
-                    f"baseline's {again.attempts} transcripts were judged again the way this run's are "
-                    f"(judge tokens: {tokens}; the agent was not asked)"
+                    f"{again.scenarios} {noun} re-judged: only {their} claims, checks or judge changed, "
+                    f"so the baseline's {again.attempts} transcripts were judged again the way this run's "
+                    f"are (judge tokens: {tokens}; the agent was not asked)"
                 )
             case _:
                 pass
