@@ -16,6 +16,7 @@ from typing import TextIO
 import httpx
 
 from convy.compare.comparison import NoBaseline, RunsDiffer
+from convy.draw.markdown import Marker
 from convy.draw.progress import Printed
 from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
@@ -134,7 +135,7 @@ class Action:
             part = Slice.read(settings.shard)
             if settings.merge:
                 self.check_merge(settings, part, context)
-                agent = "" if settings.artifact_name else project.agent_name()
+                agent = "" if settings.artifact_name else self.agent_if_known(project)
                 prepared = None
             else:
                 prepared = Session(project=project).prepared()
@@ -149,6 +150,11 @@ class Action:
                 else None
             )
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="convy-baseline-")))
+            if settings.merge and not settings.artifact_name and not agent:
+                key = Marker(agent="").safe(settings.comment_key)
+                found = self.shard_artifacts(context, client, github, "", scratch).guessed(key)
+                self._log.line(f"convy: the project names no agent; merging the shards of {found}")
+                name = ArtifactName(found, "")
             looked = (
                 Wanted(
                     value=settings.baseline,
@@ -247,13 +253,7 @@ class Action:
         project: Project,
     ) -> StoredRun:
         """Every shard's artifact of this workflow run, fetched and merged into a new run folder."""
-        service = ResultsService(
-            context.results_url, context.runtime_token, client, context.run_attempt, self._retries
-        )
-        shelves: tuple[Shelves, ...] = (RunnerShelves(service),)
-        if github is not None:
-            shelves += (RestShelves(github, context.run_id),)
-        shards = ShardArtifacts(shelves, name, scratch / "shards").shards()
+        shards = self.shard_artifacts(context, client, github, name, scratch).shards()
         agent = shards.runs[0].file.spec.agent
         folder = project.results / agent / RunId.new().text
         merged = shards.merged(folder)
@@ -262,6 +262,25 @@ class Action:
             f"{context.relative(folder)} ({merged.file.status})"
         )
         return merged
+
+    def shard_artifacts(
+        self, context: Context, client: httpx.Client, github: GitHub | None, name: str, scratch: Path
+    ) -> ShardArtifacts:
+        """The shards' artifacts of this workflow run: from the results service, else the REST API."""
+        service = ResultsService(
+            context.results_url, context.runtime_token, client, context.run_attempt, self._retries
+        )
+        shelves: tuple[Shelves, ...] = (RunnerShelves(service),)
+        if github is not None:
+            shelves += (RestShelves(github, context.run_id),)
+        return ShardArtifacts(shelves, name, scratch / "shards")
+
+    def agent_if_known(self, project: Project) -> str:
+        """The project's agent, or "" when the merge job's project does not say (not checked out)."""
+        try:
+            return project.agent_name()
+        except ConfigurationError:
+            return ""
 
     def sharded(self, reviewed: Reviewed, context: Context, shelf: Shelf, part: Slice) -> int:
         """A shard's end: its folder uploaded, its outputs and its job summary (its own comparison,

@@ -21,6 +21,9 @@ from convy_action.artifacts import ArtifactError, Listed, ResultsService
 from convy_action.github import GitHub, GitHubError
 from convy_action.zipped import Archive, UnsafeArchive
 
+SHARDED = re.compile(r"(.+)-shard-(\d+)-of-(\d+)")
+"""A shard's artifact name: the run's artifact name, the shard, the count."""
+
 
 class ShardName(msgspec.Struct, frozen=True):
     """The artifact of shard `part` of the run whose artifact is `base`."""
@@ -93,8 +96,28 @@ class ShardArtifacts(msgspec.Struct, frozen=True):
                 return shelves, shelves.listed()
             except ArtifactError as error:
                 reasons.append(str(error))
+        why = "; ".join(reasons) or "nowhere to ask"
+        raise ConfigurationError(WHERE, f"the workflow run's artifacts cannot be listed: {why}")
+
+    def guessed(self, key: str = "") -> str:
+        """The artifact name of the one run whose shards this workflow run holds — ending in
+        `-<key>` when a comment key is given — for a merge job whose project does not name its
+        agent; ConfigurationError when there is none, or more than one."""
+        _, listed = self.answering()
+        bases = sorted({found[1] for a in listed if (found := SHARDED.fullmatch(a.name))})
+        chosen = [base for base in bases if base.endswith(f"-{key}")] if key else bases
+        if len(chosen) == 1:
+            return chosen[0]
+        if not chosen:
+            raise ConfigurationError(
+                WHERE,
+                "this workflow run has no shard artifact <artifact-name>-shard-<k>-of-<n>: the merge job "
+                "must `needs:` the shard jobs, with the same artifact-name and comment-key",
+            )
         raise ConfigurationError(
-            WHERE, f"the workflow run's artifacts cannot be listed: {'; '.join(reasons) or 'nowhere to ask'}"
+            WHERE,
+            f"this workflow run holds the shards of {', '.join(chosen)}: set artifact-name (or check out "
+            "the project, so its agent is known, and set comment-key) to say which to merge",
         )
 
     def found(self, listed: tuple[Listed, ...]) -> dict[int, Listed]:

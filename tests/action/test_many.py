@@ -281,3 +281,24 @@ def test_a_merge_that_can_list_nothing_exits_2_saying_why(fake: FakeGitHub, tmp_
     code, log = merge.in_process()
     assert code == 2, log
     assert "merge: the workflow run's artifacts cannot be listed: ListArtifacts: 404" in log
+
+
+def test_a_merge_job_without_the_project_merges_the_one_run_whose_shards_it_finds(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    run = fake.run(head_branch="feature", event="pull_request", created_at=START)
+    for key in ("eu", "us"):
+        for k in (1, 2):
+            job = Job(fake, tmp_path, 0, run=run, job=f"{key}{k}", shard=f"{k}/2", comment_key=key)
+            assert job.in_process()[0] == 0
+    bare = Job(fake, tmp_path, 0, run=run, job="merge-eu", merge="true", comment_key="eu", demo="")
+    code, log = bare.in_process()
+    assert code == 0, log
+    assert "convy: the project names no agent; merging the shards of convy-support-eu" in log
+    assert "convy-support-eu" in {a.name for a in fake.artifacts_of(run)}
+    (body,) = comments(fake)
+    assert body.startswith("<!-- convy-action:support:eu -->")
+    unkeyed = Job(fake, tmp_path, 0, run=run, job="merge-any", merge="true", demo="")
+    code, log = unkeyed.in_process()
+    assert code == 2, log
+    assert "holds the shards of convy-support-eu, convy-support-us: set artifact-name" in log
