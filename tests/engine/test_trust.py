@@ -171,6 +171,11 @@ def test_a_broken_agent_fails_convy_run_on_max_failed_end_to_end(tmp_path: Path)
         )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "max-failed" in done.stdout and "http_400" in done.stdout
+    folder = only_run(tmp_path / "results")
+    compared = convy("compare", str(folder), str(folder), cwd=tmp_path)
+    assert compared.returncode == 1 and "Decided by max-failed" in compared.stdout
+    allowed = convy("compare", str(folder), str(folder), "--max-failed", "1", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
 
 
 def test_match_then_compare_shows_not_played_end_to_end(tmp_path: Path) -> None:
