@@ -152,7 +152,10 @@ class Command:
         project = Project(sources.settings(), sources, environ)
         prepared = Session(project=project, resume=resume).prepared()
         if resume is not None:
-            self.damaged(resume, RunJournal(resume).damage())
+            try:
+                self.damaged(resume, RunJournal(resume).damage())
+            except ValueError as error:
+                raise ConfigurationError(str(resume), str(error)) from None
         baseline = getattr(arguments, "baseline", "")
         before: StoredRun | NoBaseline = NO_BASELINE
         if baseline:
@@ -200,7 +203,11 @@ class Command:
             run = Runs(folder.parent).one(folder)
         except (NewerFormat, ValueError) as error:
             raise ConfigurationError(what, str(error)) from None
-        self.damaged(folder, run.damage())
+        try:
+            damage = run.damage()
+        except ValueError as error:
+            raise ConfigurationError(what, str(error)) from None
+        self.damaged(folder, damage)
         return run
 
     def damaged(self, folder: Path, damage: Sequence[Damage]) -> None:

@@ -32,8 +32,7 @@ def tool(name: str) -> str:
 def readme_workflows() -> list[str]:
     text = (ROOT / "README.md").read_text()
     blocks = [
-        textwrap.dedent(found[2])
-        for found in re.finditer(r"^( *)```yaml\n(.*?)^\1```", text, re.M | re.S)
+        textwrap.dedent(found[2]) for found in re.finditer(r"^( *)```yaml\n(.*?)^\1```", text, re.M | re.S)
     ]
     return [block for block in blocks if re.search(r"^jobs:", block, re.M)]
 

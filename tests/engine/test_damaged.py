@@ -167,3 +167,18 @@ def test_untrusted_text_for_the_console_is_one_line_without_controls_or_commands
     text: str, shown: str
 ) -> None:
     assert Untrusted(text=text).console(100) == shown
+
+
+def test_an_attempts_file_that_is_a_folder_is_exit_2_naming_it(finished: Path, tmp_path: Path) -> None:
+    folder = copied(finished, tmp_path)
+    (folder / "attempts.jsonl").unlink()
+    (folder / "attempts.jsonl").mkdir()
+    commands = (
+        ("compare", str(folder), str(finished)),
+        ("export", str(folder)),
+        ("resume", str(folder), "--demo"),
+    )
+    for command in commands:
+        done = convy(*command, cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr)
+        assert "Traceback" not in done.stderr and "attempts.jsonl cannot be read" in done.stderr

@@ -139,6 +139,7 @@ def test_each_play_of_an_attempt_has_a_conversation_of_its_own_recorded_in_its_l
     assert {line["conversation"] for line in lines[-2:]} == new
 
 
+@pytest.mark.timeout(900)  # a guard against a hang only: 20 trials take ~20 s on a quiet machine
 def test_runs_killed_at_random_moments_resume_to_every_attempt_once_never_replaying_a_turn(
     tmp_path: Path,
 ) -> None:
