@@ -15,7 +15,7 @@ attempts — one row per attempt:
     run, agent, scenario, index, fingerprint,
     decision              verdict | failed | no_verdict
     holds                 true/false; a failed attempt does not hold; None without verdict
-    reason                why it failed or has no verdict (http_500, model_failure...); None for a verdict
+    reason                why it failed or has no verdict (http_500, judge_unreadable...); None for a verdict
     turns                 the agent's answers in the attempt
     seconds               the attempt's duration
     agent_input_tokens, agent_output_tokens
