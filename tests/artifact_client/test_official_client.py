@@ -108,3 +108,24 @@ def test_what_we_upload_the_official_client_downloads(node: str, fake: FakeGitHu
     assert isinstance(uploaded, Uploaded)
     official(node, fake, run, tmp_path, "download", str(uploaded.id), str(tmp_path / "back"))
     same_files(source, tmp_path / "back")
+
+
+def test_the_official_client_deletes_what_we_uploaded_so_a_rerun_can_upload_it_again(
+    node: str, fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """What upload-artifact's `overwrite: true` does (ListArtifacts, DeleteArtifact), against the
+    stand-in: the name is free again, as our re-run's replacement expects."""
+    run = fake.run()
+    source = run_folder(tmp_path / "run")
+    with httpx.Client(timeout=10) as client:
+        first = ResultsService(fake.results, fake.runtime_token(run), client, 1, FAST).upload(
+            "convy-support", source
+        )
+        assert isinstance(first, Uploaded)
+        official(node, fake, run, tmp_path, "delete", "convy-support", str(tmp_path / "deleted.json"))
+        assert json.loads((tmp_path / "deleted.json").read_text())["id"] == first.id
+        assert fake.artifacts_of(run) == []
+        again = ResultsService(fake.results, fake.runtime_token(run), client, 2, FAST).upload(
+            "convy-support", source
+        )
+    assert isinstance(again, Uploaded) and [a.id for a in fake.artifacts_of(run)] == [again.id]
