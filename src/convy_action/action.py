@@ -175,7 +175,7 @@ class Action:
             self._log.line(f"convy: baseline: {looked.source or self.why(looked)}")
             shelf = self.shelf(settings, context, client, ShardName(name.text, part).text)
             if prepared is not None:
-                prepared, shelf = self.resumed(prepared, project, context, shelf, scratch)
+                prepared, shelf = self.resumed(prepared, project, context, shelf, scratch, part.text)
             if prepared is None:
                 merged = self.merged(context, client, github, name.text, scratch, project)
                 reviewed = self.reviewed(merged.folder, looked, settings)
@@ -197,7 +197,7 @@ class Action:
         return EXIT_CONFIG
 
     def resumed(
-        self, prepared: Prepared, project: Project, context: Context, shelf: Shelf, scratch: Path
+        self, prepared: Prepared, project: Project, context: Context, shelf: Shelf, scratch: Path, shard: str
     ) -> tuple[Prepared, Shelf]:
         """On a re-run (GITHUB_RUN_ATTEMPT > 1), the unfinished run of this workflow run — a partial
         folder in the workspace, else the artifact an earlier attempt uploaded — prepared to be
@@ -208,6 +208,7 @@ class Action:
             results=prepared.folder.parent,
             run=str(context.run_id),
             agent=prepared.name,
+            shard=shard,
             name=shelf.name if isinstance(shelf, ArtifactShelf) else "",
             service=shelf.service if isinstance(shelf, ArtifactShelf) else None,
             scratch=scratch / "earlier",

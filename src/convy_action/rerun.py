@@ -25,13 +25,15 @@ class Found(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Earlier(msgspec.Struct, frozen=True, kw_only=True):
-    """The unfinished run of workflow run `run` (its id) for `agent`: under `results` (the agent's
-    folder of run folders), else the artifact `name` of the run fetched through `service` (None
-    when there is no results service, e.g. a dry run) into `scratch`."""
+    """The unfinished run of workflow run `run` (its id) for `agent` and `shard` (its text, `k/n`;
+    empty: the whole run): under `results` (the agent's folder of run folders), else the artifact
+    `name` of the run fetched through `service` (None when there is no results service, e.g. a dry
+    run) into `scratch`."""
 
     results: Path
     run: str
     agent: str
+    shard: str
     name: str
     service: ResultsService | None
     scratch: Path
@@ -57,11 +59,8 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
             notes.append(f"{folder.name} is not resumed: {error}")
             return False
         spec = header.spec
-        return (
-            header.status != "finished"
-            and spec.provenance.workflow_run == self.run
-            and spec.agent == self.agent
-        )
+        ours = spec.provenance.workflow_run == self.run and spec.agent == self.agent
+        return ours and spec.shard.text == self.shard and header.status != "finished"
 
     def downloaded(self, service: ResultsService, notes: list[str]) -> Found:
         """The artifact of an earlier attempt, unpacked into a new folder under `results` when it

@@ -132,3 +132,49 @@ def test_a_hostile_artifact_of_an_earlier_attempt_is_refused_with_a_warning_and_
     assert "::warning::re-run: the artifact 'convy-support' of an earlier attempt is refused" in log
     assert "convy: 12 attempts of 12 to play" in log
     assert not (tmp_path / "escaped.txt").exists() and not list(tmp_path.rglob("escaped.txt"))
+
+
+def partial_of(tmp_path: Path, run: str, shard: dict[str, int] | None, status: str = "interrupted") -> Path:
+    """A copy of the golden run folder, as an unfinished run of workflow run `run` (and `shard`)."""
+    from tests.action.folders import golden
+
+    folder = tmp_path / "results" / "support" / f"20261201T00000{len(list(tmp_path.rglob('run.json')))}Z-ab12"
+    folder.mkdir(parents=True)
+    data = json.loads((golden() / "run.json").read_text())
+    data["status"] = status
+    data["spec"]["provenance"]["workflow_run"] = run
+    if shard:
+        data["spec"]["shard"] = shard
+    (folder / "run.json").write_text(json.dumps(data))
+    (folder / "attempts.jsonl").write_bytes((golden() / "attempts.jsonl").read_bytes())
+    return folder
+
+
+def test_only_an_unfinished_folder_of_this_workflow_run_agent_and_shard_is_resumed(tmp_path: Path) -> None:
+    from convy_action.rerun import Earlier
+
+    partial_of(tmp_path, "41", None)  # another workflow run
+    partial_of(tmp_path, "42", None, status="finished")  # finished
+    partial_of(tmp_path, "42", {"index": 1, "count": 2})  # another shard
+    mine = partial_of(tmp_path, "42", {"index": 2, "count": 2})
+    agent = json.loads((mine / "run.json").read_text())["spec"]["agent"]
+
+    def found(shard: str, run: str = "42") -> Path | None:
+        results = tmp_path / "results" / "support"
+        return (
+            Earlier(
+                results=results,
+                run=run,
+                agent=agent,
+                shard=shard,
+                name="",
+                service=None,
+                scratch=tmp_path / "s",
+            )
+            .found()
+            .folder
+        )
+
+    assert found("2/2") == mine
+    assert found("") is None, "the whole run is not a shard's"
+    assert found("2/2", run="43") is None
