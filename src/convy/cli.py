@@ -163,6 +163,10 @@ class Command:
         shown: list[Printed] = []
 
         def watch(run: Run, missing: int) -> Ahead:
+            if shown:
+                self._out.write(f"convy: {missing} more attempts where the comparison is unclear\n")
+                shown[0].more(missing)
+                return Ahead(shown[0], Prefetch())
             self._out.write(
                 f"convy: {missing} attempts of {len(run.spec.expected())} to play "
                 f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"

@@ -376,12 +376,19 @@ class Action:
     def played(self, prepared: Prepared, context: Context, event: Event, looked: Looked) -> Run:
         log = self._log
 
+        shown: list[Printed] = []
+
         def watch(run: Run, missing: int) -> Printed:
+            if shown:
+                log.line(f"convy: {missing} more attempts where the comparison is unclear")
+                shown[0].more(missing)
+                return shown[0]
             log.line(
                 f"convy: {missing} attempts of {len(run.spec.expected())} to play against "
                 f"{Untrusted(text=run.spec.agent).console(200)!r} → {context.relative(run.journal.folder)}"
             )
-            return Printed(missing, log.out, False)
+            shown.append(Printed(missing, log.out, False))
+            return shown[0]
 
         async def play() -> Run:
             loop = asyncio.get_running_loop()

@@ -156,6 +156,8 @@ def test_unclear_scenarios_get_attempts_up_to_max_repeat_against_a_baseline(tmp_
     ]
     assert json.loads((run / "run.json").read_text())["spec"]["max_repeat"] == 6
     assert second.returncode == 0, second.stdout + second.stderr
+    assert "convy: 3 more attempts where the comparison is unclear" in second.stdout
+    assert "[9/9] " in second.stdout and "[10/" not in second.stdout, "the progress counts the further round"
 
 
 def test_the_simulation_runs_and_prints_its_table() -> None:

@@ -26,6 +26,10 @@ class Printed:
         self.failed = 0
         self.unjudged = 0
 
+    def more(self, count: int) -> None:
+        """`count` attempts more to show (adaptive repeats' further round)."""
+        self._total += count
+
     def record(self, outcome: Outcome) -> None:
         self.done += 1
         match outcome.decision:

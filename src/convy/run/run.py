@@ -244,7 +244,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
-        them; each is written to the folder, then shown. With `halt` (fail-fast) the run stops early
+        them (and, called again, the further round of adaptive repeats); each is written to the
+        folder, then shown. With `halt` (fail-fast) the run stops early
         once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
         recorded in run.json. Then, unless stopped, with a baseline: its attempts of the scenarios
         whose claims, checks or judge changed judged again (`rejudge`), and with adaptive repeats
@@ -280,7 +281,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 again = self.journal.rejudged(baseline.key)
                 before = Rejudgement(baseline, again, self.spec).summed().summary()
                 more = self.further(self.unclear(before))
-                return outcomes + (await bench.run(more, journal, halt) if more else ())
+                if not more:
+                    return outcomes
+                return outcomes + await bench.run(more, Both(appended, watch(self, len(more))), halt)
 
     def kept(self, agent: Agent) -> contextlib.AbstractAsyncContextManager[None]:
         """The run's scope for the agent's kept connections: a declarative HTTP agent hands them
