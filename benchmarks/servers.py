@@ -7,11 +7,11 @@ JSON line with both base URLs, serves until its standard input closes, and answe
 either port) with the counts of both. HTTP/1.1 with keep-alive on asyncio streams, standard library
 only (plus msgspec for JSON), so the servers add about a millisecond at most to the latency asked for.
 
-The model server answers a request with `response_format: json_object` as the judge: one decision per
-claim, the count read from the judge's request (`Claims (N):`), a graded claim given its first
-passing grade. Any other request is the simulated user: plain text, never FINISHED, so every
-attempt plays max_turns turns. Prompt tokens are estimated from the messages' lengths (4 characters
-a token, plus 4 a message) and reported in `usage`."""
+The model server answers a request with `response_format` `json_schema` or `json_object` as the
+judge: one decision per claim, the count read from the judge's request (`Claims (N):`), a graded
+claim given its first passing grade. Any other request is the simulated user: plain text, never
+FINISHED, so every attempt plays max_turns turns. Prompt tokens are estimated from the messages'
+lengths (4 characters a token, plus 4 a message) and reported in `usage`."""
 
 from __future__ import annotations
 
@@ -266,7 +266,8 @@ class Server:
             turn = sum(1 for m in messages if m.get("role") == "user")
             return "agent", Completion(model, f"({turn}) {ANSWER}", prompt)
         response_format = request.get("response_format")
-        if isinstance(response_format, dict) and response_format.get("type") == "json_object":
+        judged = ("json_object", "json_schema")
+        if isinstance(response_format, dict) and response_format.get("type") in judged:
             content = str(messages[-1]["content"]).encode()
             decisions = JudgeRequest(content).decisions()
             return "judge", Completion(model, msgspec.json.encode({"decisions": decisions}).decode(), prompt)
