@@ -338,8 +338,10 @@ def test_the_readme_shows_the_prompts_as_sent() -> None:
     from pathlib import Path
 
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    before, after = prompts.USER_SYSTEM.substitute(brief="\0", finished=prompts.FINISHED).split("\0")
     for text in (
-        prompts.USER_SYSTEM.substitute(brief="", finished=prompts.FINISHED).strip(),
+        before,
+        after,
         prompts.USER_START,
         prompts.JUDGE_SYSTEM.substitute(),
     ):

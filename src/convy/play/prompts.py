@@ -39,7 +39,9 @@ not give, answer as the person plausibly would.
 on a line of its own.
 
 The person you play:
-$brief"""
+$brief
+
+If the agent has already done what the person wanted, reply with only: $finished"""
 )
 """The simulated user's system message; slots: `brief` (the scenario's `user`), `finished`."""
 
