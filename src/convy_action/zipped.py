@@ -19,8 +19,9 @@ MOMENT = (1980, 1, 1, 0, 0, 0)
 
 DRIVE = re.compile(r"^[A-Za-z]:")
 
-RUN_FILES = ("run.json", "attempts.jsonl")
-"""What reading a run back needs from its folder; the pages and the comment are written again."""
+RUN_FILES = ("run.json", "attempts.jsonl", "rejudged.jsonl")
+"""What reading a run back needs from its folder (rejudged.jsonl: the baseline attempts it judged
+again, so a resumed re-run does not pay for them twice); the pages and the comment are written again."""
 
 LEFT_OUT = ("run.lock",)
 """Files of a run folder never packed: the lock only means something on the machine that holds it."""

@@ -202,3 +202,17 @@ def test_a_run_folder_zip_is_capped_at_64_mib_or_fifty_times_its_size(tmp_path: 
         stream.truncate(3 * 1024 * 1024)
     assert Archive(big).run_folder().max_bytes == 150 * 1024 * 1024
     assert Archive(big, max_bytes=100).run_folder().max_bytes == 100, "never above the archive's own cap"
+
+
+def test_a_downloaded_run_folder_keeps_its_rejudged_attempts_and_leaves_the_pages(tmp_path: Path) -> None:
+    root = folder(tmp_path / "run")
+    (root / "rejudged.jsonl").write_text('{"baseline": "a@b"}\n')
+    (root / "report.html").write_text("<html></html>")
+    archive = Archive(tmp_path / "run.zip")
+    archive.pack(root)
+    archive.run_folder().unpack(tmp_path / "down")
+    assert sorted(p.name for p in (tmp_path / "down").iterdir()) == [
+        "attempts.jsonl",
+        "rejudged.jsonl",
+        "run.json",
+    ]
