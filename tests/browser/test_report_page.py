@@ -412,3 +412,23 @@ def test_the_policy_stops_a_handler_or_a_script_that_got_into_the_page_anyway(
     time.sleep(0.3)
     assert tab.value("document.body.dataset.pwned === undefined") is True
     assert any("Content Security Policy" in problem for problem in tab.problems())
+
+
+def test_a_comment_s_link_shows_the_scenario_s_row_and_opens_its_window(
+    browser: Chromium, report: Path
+) -> None:
+    from convy.draw.anchor import Anchor
+
+    tab = browser.tab()
+    tab.open(report.as_uri() + "#" + Anchor("talk-to-human").id())
+    assert tab.value(f"document.getElementById('{Anchor('talk-to-human').id()}').cells[0].textContent") == (
+        "talk-to-human"
+    )
+    assert tab.value(
+        f"document.getElementById('{Anchor('talk-to-human').id()}').classList.contains('target')"
+    )
+    assert tab.value("document.querySelector('dialog.window').open") is True
+    assert tab.value("document.querySelector('dialog.window h2').textContent") == "talk-to-human"
+    whose = "[...document.querySelectorAll('#parties tbody tr:not(.empty)')].map(r => r.cells[0].textContent)"
+    assert tab.value(whose) == ["the agent", "the judge"]
+    assert tab.problems() == []

@@ -478,3 +478,46 @@ def test_attribution_counts_each_party_with_its_commonest_message() -> None:
         "busy": (2, "agent_busy", ""),
     }
     assert [p.party for p in now.parties] == ["agent", "user model", "judge", "busy"]
+
+
+def test_a_drop_made_of_lower_scenarios_fails_and_lists_them_as_regressions_with_errors(
+    tmp_path: Path,
+) -> None:
+    from convy.draw.markdown import CommentMarkdown
+    from convy_action.outputs import Annotations
+
+    names = [f"s{i}" for i in range(6)]
+    before = summary({n: [True] * 3 for n in names})
+    now = summary({n: [True, False, False] for n in names})
+    comparison = Compared(now, before).comparison()
+    decision = Gate().decision(comparison)
+    assert (decision.verdict, decision.rule) == ("fail", "max-drop")
+    assert {s.status for s in comparison.scenarios} == {"lower"}
+    assert [s.name for s in decision.regressions(comparison)] == names and decision.within_noise(
+        comparison
+    ) == ()
+    text = CommentMarkdown(comparison, decision).text()
+    assert "### Regressions (6)" in text and "Lower than the baseline, within noise" not in text
+    kinds = [c.name for c in Annotations(comparison, decision, tmp_path, tmp_path).commands()]
+    assert kinds == ["error"] * 6
+    passed = Gate(max_drop=0.9).decision(comparison)
+    kinds = [c.name for c in Annotations(comparison, passed, tmp_path, tmp_path).commands()]
+    assert passed.verdict == "pass" and kinds == ["notice"] * 6
+
+
+def test_a_wrong_model_key_is_inconclusive_with_the_provider_s_words(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import Canned, ModelServer
+
+    def refused(request: dict[str, object]) -> Canned:
+        return Canned(401, {"error": {"message": "Incorrect API key provided: sk-wron*****", "type": "auth"}})
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text("user: Say hello.\nclaims: [The agent answers.]\n")
+    with AgentServer() as agent, ModelServer(refused) as models:
+        done = played(f"{agent.url}/ok", models.url, tmp_path, "--repeat", "10", "--concurrency", "1")
+    assert done.returncode == 3, done.stdout + done.stderr
+    comment = (only_run(tmp_path / "results") / "comment.md").read_text()
+    assert "## ⚠️ convy: inconclusive" in comment and "No claim failed" not in comment
+    assert "Incorrect API key provided" in comment and "| the user model " in comment
+    assert "Incorrect API key provided" in done.stdout
