@@ -16,10 +16,12 @@ import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 
 import msgspec
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
+
+if TYPE_CHECKING:
+    from tenacity import AsyncRetrying, RetryCallState
 
 T = TypeVar("T")
 
@@ -191,10 +193,13 @@ class Patience(msgspec.Struct, frozen=True):
         if self.first <= 0 or self.most < self.first:
             raise ValueError("the backoff needs 0 < first <= most")
 
-    def retrying(self) -> AsyncRetrying:
+    def retrying(self, start: float | None = None) -> AsyncRetrying:
         """A fresh tenacity loop that repeats a request only while its service is Busy; its time
-        is the Patience's clock, from this moment."""
-        trying = Trying(self, self.clock.now())
+        is the Patience's clock, from `start` (the first try), else from this moment. tenacity is
+        loaded here, the first time a service is busy, not at start-up (decision 12)."""
+        from tenacity import AsyncRetrying, retry_if_exception_type
+
+        trying = Trying(self, self.clock.now() if start is None else start)
         return AsyncRetrying(
             retry=retry_if_exception_type(Busy),
             wait=self.wait,
@@ -327,9 +332,20 @@ class Places:
     async def send(self, call: Callable[[], Awaitable[T]]) -> T:
         """The result of `call()`, tried with a place of its own each time and through the rate,
         again while it raises Busy and patience lasts; GaveUp when patience ran out. Any other
-        error comes out at once."""
-        async for attempt in self._patience.retrying():
+        error comes out at once. The first try is made directly; the retry loop starts only if it
+        was refused (most requests never are), as if that refusal had been its first try."""
+        start = self._patience.clock.now()
+        refused: Busy | None = None
+        try:
+            async with self.held():
+                return await self._once(call)
+        except Busy as busy:
+            refused = busy
+        async for attempt in self._patience.retrying(start):
             with attempt:
+                if refused is not None:
+                    first, refused = refused, None
+                    raise first
                 async with self.held():
                     return await self._once(call)
         raise RuntimeError("the retry loop ended without a result")
@@ -337,8 +353,17 @@ class Places:
     async def within(self, call: Callable[[], Awaitable[T]]) -> T:
         """As `send`, for a caller that already holds a place (`held`): only the rate and the
         retries; the caller's place stays taken while it waits."""
-        async for attempt in self._patience.retrying():
+        start = self._patience.clock.now()
+        refused: Busy | None = None
+        try:
+            return await self._once(call)
+        except Busy as busy:
+            refused = busy
+        async for attempt in self._patience.retrying(start):
             with attempt:
+                if refused is not None:
+                    first, refused = refused, None
+                    raise first
                 return await self._once(call)
         raise RuntimeError("the retry loop ended without a result")
 
