@@ -153,3 +153,24 @@ def test_merging_refuses_a_target_that_holds_files(tmp_path: Path) -> None:
     done = convy("merge", str(one), str(two), "--to", str(target), cwd=tmp_path)
     assert done.returncode == 2 and "exists and is not empty" in done.stderr
     assert (target / "keep.txt").read_text() == "mine"
+
+
+def test_the_baseline_attempts_each_shard_judged_again_are_kept_in_the_merged_run(tmp_path: Path) -> None:
+    one, two = shards(tmp_path, 2)
+    for shard in (one, two):
+        first = (shard / "attempts.jsonl").read_text().splitlines()[0]
+        record = {
+            "baseline": "support@2026-11-30T18:30:00Z",
+            "judge_model": "judge-2",
+            "outcome": json.loads(first),
+        }
+        (shard / "rejudged.jsonl").write_text(json.dumps(record))
+    merged = tmp_path / "merged"
+    done = convy("merge", str(one), str(two), "--to", str(merged), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from convy.store.journal import RunJournal
+
+    again = RunJournal(merged).rejudged("support@2026-11-30T18:30:00Z")
+    assert sorted(r.outcome.scenario for r in again) == sorted(
+        json.loads((s / "attempts.jsonl").read_text().splitlines()[0])["scenario"] for s in (one, two)
+    )

@@ -1,7 +1,8 @@
 """Shards: the runs of the n shards of one run (`shard: k/n`), checked and merged into one normal
 run folder — the whole run's scenarios in declaration order, every shard's attempts, and the shards
 listed in its provenance. Merging refuses, naming the difference, shards whose specs differ other
-than by their shard, a missing or doubled shard, and two shards holding the same attempt."""
+than by their shard, a missing or doubled shard, and two shards holding the same attempt. The
+baseline attempts the shards judged again (rejudged.jsonl) are kept too."""
 
 from __future__ import annotations
 
@@ -175,5 +176,22 @@ class Shards(msgspec.Struct, frozen=True):
             + (f" ({unfinished.file.reason})" if unfinished.file.reason else ""),
         )
         outcomes = sorted(kept.values(), key=lambda pair: (position[pair[0].scenario], pair[0].index))
-        RunJournal(folder).write(run_file, (outcome for outcome, _ in outcomes))
+        journal = RunJournal(folder)
+        journal.write(run_file, (outcome for outcome, _ in outcomes))
+        self.rejudged(ordered, journal)
         return Runs(folder.parent).one(folder)
+
+    def rejudged(self, ordered: tuple[StoredRun, ...], merged: RunJournal) -> None:
+        """The baseline attempts each shard judged again (its slice's), kept in the merged run so
+        its comparison needs no new judge call."""
+        records = b""
+        for run in ordered:
+            try:
+                data = run.journal.rejudged_file.read_bytes()
+            except FileNotFoundError:
+                continue
+            records += data if data.endswith(b"\n") or not data else data + b"\n"
+        if records:
+            partial = merged.rejudged_file.with_suffix(".jsonl.partial")
+            partial.write_bytes(records)
+            partial.replace(merged.rejudged_file)
