@@ -306,20 +306,17 @@ class Command:
 
     @contextlib.contextmanager
     def terminable(self) -> Iterator[None]:
-        """SIGTERM cancels the run like Ctrl+C does, so the folder is marked interrupted."""
+        """SIGTERM and Ctrl+C cancel the run, so the folder is marked interrupted (Stop)."""
         import asyncio
-        import signal
 
-        loop = asyncio.get_running_loop()
+        from convy.run.stop import Stop
+
         task = asyncio.current_task()
         if task is None:
             yield
             return
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        try:
+        with Stop(task).installed():
             yield
-        finally:
-            loop.remove_signal_handler(signal.SIGTERM)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

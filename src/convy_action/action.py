@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from convy.run.assembly import Project
 from convy.run.review import Review, Reviewed
 from convy.run.run import Run, RunId
 from convy.run.session import Prepared, Session
+from convy.run.stop import Stop
 from convy.store.atomic import AtomicFile
 from convy.store.journal import RunInUse
 from convy.store.runs import Runs, StoredRun
@@ -391,14 +391,11 @@ class Action:
             return shown[0]
 
         async def play() -> Run:
-            loop = asyncio.get_running_loop()
             task = asyncio.current_task()
-            if task is not None:
-                loop.add_signal_handler(signal.SIGTERM, task.cancel)
-            try:
+            if task is None:
                 return await prepared.play(context.provenance(event), watch, looked.baseline)
-            finally:
-                loop.remove_signal_handler(signal.SIGTERM)
+            with Stop(task).installed():
+                return await prepared.play(context.provenance(event), watch, looked.baseline)
 
         with log.untrusted():
             try:

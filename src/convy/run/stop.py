@@ -1,0 +1,46 @@
+"""Stop: the signals that end a run being played — SIGTERM and SIGINT (Ctrl+C, a cancelled CI job)
+cancel the task playing it, so the folder is marked interrupted; and what still runs a second later
+is cancelled again, and again, so a cancellation swallowed somewhere below (a library racing its
+own clean-up) never keeps the process playing after it was told to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Iterator
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Stop:
+    """The signals' handler for `task` (the one playing the run) on its event loop; `every` is the
+    seconds between the cancellations that follow the first."""
+
+    def __init__(self, task: asyncio.Task[object], every: float = 1.0) -> None:
+        self._task = task
+        self._loop = task.get_loop()
+        self._every = every
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        for number in SIGNALS:
+            self._loop.add_signal_handler(number, self.stop)
+        try:
+            yield
+        finally:
+            for number in SIGNALS:
+                self._loop.remove_signal_handler(number)
+
+    def stop(self) -> None:
+        """Cancel the run's task now, and what is left of it every `every` seconds until it ends."""
+        self._task.cancel()
+        self._loop.call_later(self._every, self.again)
+
+    def again(self) -> None:
+        if self._task.done():
+            return
+        for task in asyncio.all_tasks(self._loop):
+            if task is not self._task and not task.done():
+                task.cancel()
+        self._loop.call_later(self._every, self.again)
