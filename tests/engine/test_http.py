@@ -577,7 +577,7 @@ def test_without_the_client_certificate_it_asks_for_the_turn_fails(certificates:
     assert caught.value.reason == "connection"
 
 
-# Kept connections handed from conversation to conversation within a run (decision 14)
+# Kept connections handed from conversation to conversation within a run (decision 21)
 
 
 def conversations(agent: JsonAgent, rounds: list[list[str]], kept: bool) -> None:

@@ -1,4 +1,4 @@
-"""Kept connections, lent out one holder at a time (decision 14).
+"""Kept connections, lent out one holder at a time (decision 21).
 
 Lanes: the models' transport — each of its connections is a transport of its own holding one
 connection, lent to one request at a time and kept for the next once the answer has been read, so
