@@ -24,12 +24,15 @@ class Stop:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        for number in SIGNALS:
+        """Handle the signals while the run plays — each one the process was not started ignoring
+        (a shell starts background jobs ignoring SIGINT, so that Ctrl+C is not meant for them)."""
+        handled = [number for number in SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
+        for number in handled:
             self._loop.add_signal_handler(number, self.stop)
         try:
             yield
         finally:
-            for number in SIGNALS:
+            for number in handled:
                 self._loop.remove_signal_handler(number)
 
     def stop(self) -> None:
