@@ -233,7 +233,7 @@ def test_fail_fast_stops_a_run_against_a_broken_agent_and_resume_finishes_it(tmp
     assert done.returncode == 1, done.stdout + done.stderr
     assert stopped["status"] == "stopped" and "http_400" in stopped["reason"]
     assert stopped["reason"].startswith("the first 5 attempts to end all failed")
-    assert 5 <= len(played_first) < 20, "no further attempt starts; those in flight finish"
+    assert len(played_first) == 5, "one at a time: no attempt starts after the fifth ends"
     assert "fail-fast stopped the run" in done.stdout and "max-failed" in done.stdout
     assert again.returncode == 1, again.stdout + again.stderr  # the failed ones still count
     finished = json.loads((folder / "run.json").read_text())
@@ -521,3 +521,17 @@ def test_a_wrong_model_key_is_inconclusive_with_the_provider_s_words(tmp_path: P
     assert "## ⚠️ convy: inconclusive" in comment and "No claim failed" not in comment
     assert "Incorrect API key provided" in comment and "| the user model " in comment
     assert "Incorrect API key provided" in done.stdout
+
+
+def test_fail_fast_lets_only_the_conversations_in_flight_finish(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(HELLO)
+    with AgentServer() as agent, ModelServer(decided) as models:
+        done = played(f"{agent.url}/status/502", models.url, tmp_path, "--repeat", "60", "--concurrency", "4")
+        asked = len(agent.requests)
+    folder = only_run(tmp_path / "results")
+    assert done.returncode == 1 and json.loads((folder / "run.json").read_text())["status"] == "stopped"
+    assert 5 <= len(lines(folder)) <= 5 + 3 and asked == len(lines(folder))

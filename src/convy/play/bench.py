@@ -7,11 +7,12 @@ import asyncio
 import datetime
 import traceback
 from collections.abc import Sequence
-from typing import Protocol
+from types import TracebackType
+from typing import Protocol, Self
 
 import msgspec
 
-from convy.play.agent import Agent
+from convy.play.agent import Agent, Answer, Conversation
 from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
@@ -76,6 +77,46 @@ class FailFast:
                 return ("no_verdict", reason, status)
 
 
+class Halted(BaseException):
+    """A conversation was about to open after fail-fast stopped the run: its attempt never starts
+    and leaves no line. A BaseException, so no attempt's own error handling records it."""
+
+
+class Halting:
+    """The same agent, whose conversations do not open once `stop` has a cause: an attempt that was
+    waiting for a place (QueuedAgent) when the run stopped never talks to the agent or the models."""
+
+    def __init__(self, agent: Agent, stop: FailFast) -> None:
+        self._agent = agent
+        self._stop = stop
+
+    def conversation(self, key: str) -> Conversation:
+        return HaltingConversation(self._agent.conversation(key), self._stop)
+
+
+class HaltingConversation:
+    """A conversation that, once open, closes again at once and raises Halted when the run stopped."""
+
+    def __init__(self, conversation: Conversation, stop: FailFast) -> None:
+        self._conversation = conversation
+        self._stop = stop
+
+    async def __aenter__(self) -> Self:
+        await self._conversation.__aenter__()
+        if self._stop.cause:
+            await self._conversation.__aexit__(None, None, None)
+            raise Halted
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self._conversation.__aexit__(kind, error, trace)
+
+    async def reply(self, text: str) -> Answer:
+        return await self._conversation.reply(text)
+
+
 class Bench(msgspec.Struct, frozen=True, kw_only=True):
     """An agent, the simulated user's model and a judge, already wrapped with their limits
     (QueuedAgent, PatientModel...); `ahead` is how many attempts may be under way at once."""
@@ -94,11 +135,16 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
         room = asyncio.Semaphore(self.ahead)
         stop = halt or FailFast(0)
 
+        agent = Halting(self.agent, stop)
+
         async def play(position: int, attempt: Attempt) -> None:
             async with room:
                 if stop.cause:
                     return
-                outcome = await self._outcome(attempt)
+                try:
+                    outcome = await self._outcome(attempt, agent)
+                except Halted:
+                    return
                 journal.record(outcome)
                 results[position] = outcome
                 stop.seen(outcome, len(attempts))
@@ -108,9 +154,9 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                 group.create_task(play(position, attempt))
         return tuple(outcome for outcome in results if outcome is not None)
 
-    async def _outcome(self, attempt: Attempt) -> Outcome:
+    async def _outcome(self, attempt: Attempt, agent: Agent) -> Outcome:
         try:
-            return await attempt.outcome(self.agent, self.user, self.judge)
+            return await attempt.outcome(agent, self.user, self.judge)
         except Exception as error:  # convy's own bug in one attempt: recorded on it, the run goes on
             return Outcome(
                 scenario=attempt.scenario.name,
