@@ -7,7 +7,7 @@ deltas of times and tokens."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -28,18 +28,7 @@ Status = Literal[
     "rejudged",
     "unchanged",
 ]
-STATUSES: tuple[Status, ...] = (
-    "regressed",
-    "lower",
-    "changed",
-    "new",
-    "removed",
-    "not played",
-    "improved",
-    "higher",
-    "rejudged",
-    "unchanged",
-)
+STATUSES: tuple[Status, ...] = get_args(Status)
 """Every status, in the order the comment lists scenarios: regressions first. `regressed` and
 `improved`: the scenario's own one-sided Fisher p is below alpha; `lower` and `higher`: fewer (more) of
 its attempts held, not significantly; `not played`: left out of this run by `match` or a shard;
