@@ -14,6 +14,7 @@ rows and a `… N more` row, never a cut row."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
@@ -106,6 +107,21 @@ class Limit(Data, frozen=True, kw_only=True):
     def size(self, text: str) -> int:
         return len(text.encode("utf-16-le")) // 2
 
+    def fitting(self, text: Callable[[int | None], str], parts: int, characters: int) -> str:
+        """`text` of as many of its `parts` as fit in `characters`: `text(None)` is all of them,
+        `text(n)` the first n and a line counting the rest (always shown)."""
+        whole = text(None)
+        if self.size(whole) <= characters:
+            return whole
+        low, high = 0, parts - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.size(text(middle)) <= characters:
+                low = middle
+            else:
+                high = middle - 1
+        return text(low)
+
 
 class Cells(Protocol):
     """How untrusted text is shown on one line: in markdown or on a terminal."""
@@ -154,17 +170,7 @@ class GroupedTable(Data, frozen=True, kw_only=True):
     def within(self, characters: int, limit: Limit) -> str:
         """The table with as many groups as fit in `characters` (its header and the `… N more` row
         always shown)."""
-        whole = self.text()
-        if limit.size(whole) <= characters:
-            return whole
-        low, high = 0, len(self.groups) - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if limit.size(self.text(middle)) <= characters:
-                low = middle
-            else:
-                high = middle - 1
-        return self.text(low)
+        return limit.fitting(self.text, len(self.groups), characters)
 
 
 class Listed(Data, frozen=True, kw_only=True):
@@ -183,17 +189,7 @@ class Listed(Data, frozen=True, kw_only=True):
 
     def within(self, characters: int, limit: Limit) -> str:
         """The list with as many items as fit in `characters` (the `… N more` item always shown)."""
-        whole = self.text()
-        if limit.size(whole) <= characters:
-            return whole
-        low, high = 0, len(self.items) - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if limit.size(self.text(middle)) <= characters:
-                low = middle
-            else:
-                high = middle - 1
-        return self.text(low)
+        return limit.fitting(self.text, len(self.items), characters)
 
 
 class Figures(msgspec.Struct, frozen=True):
