@@ -494,10 +494,9 @@ def test_a_comparison_too_long_for_one_comment_is_shortened_and_posted(
     assert "talk-to-human-219-" in full
 
 
-def test_a_cancelled_job_keeps_and_uploads_the_partial_folder_marked_interrupted(
-    fake: FakeGitHub, tmp_path: Path
-) -> None:
-    job = Job(fake, tmp_path, 10, concurrency="1", baseline="none")
+def cancelled(job: Job, after: str) -> str:
+    """Run the job's action and send it SIGTERM once it prints a line starting with `after`; it must
+    exit 130 (interrupted). What it wrote to stderr."""
     machine = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
     with subprocess.Popen(
         [sys.executable, "-m", "convy_action"],
@@ -509,11 +508,19 @@ def test_a_cancelled_job_keeps_and_uploads_the_partial_folder_marked_interrupted
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
-            if line.startswith("[1/12]"):
+            if line.startswith(after):
                 process.send_signal(signal.SIGTERM)
                 break
-        rest, _ = process.communicate(timeout=60)
+        rest, _ = process.communicate(timeout=120)
     assert process.returncode == 130, rest
+    return rest
+
+
+def test_a_cancelled_job_keeps_and_uploads_the_partial_folder_marked_interrupted(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    job = Job(fake, tmp_path, 10, concurrency="1", baseline="none")
+    rest = cancelled(job, after="[1/12]")
     assert "::warning::interrupted: the partial run folder is" in rest
     (folder,) = (job.workspace / "results" / "support").iterdir()
     assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"

@@ -7,36 +7,18 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 from tests.action.folders import hostile
-from tests.action.test_pipeline import CLEARED, Job
+from tests.action.test_pipeline import Job
+from tests.action.test_pipeline import cancelled as cancelled_job
 from tests.servers.github import FakeGitHub
 
 
 def cancelled(job: Job) -> Path:
     """Attempt 1 of the job, cancelled (SIGTERM) after its second attempt line: its folder."""
-    machine = {k: v for k, v in os.environ.items() if not k.startswith(CLEARED)}
-    with subprocess.Popen(
-        [sys.executable, "-m", "convy_action"],
-        env={**machine, **job.environ},
-        cwd=job.workspace,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
-            if line.startswith("[2/12]"):
-                process.send_signal(signal.SIGTERM)
-                break
-        rest, _ = process.communicate(timeout=120)
-    assert process.returncode == 130, rest
+    cancelled_job(job, after="[2/12]")
     (folder,) = (job.workspace / "results" / "support").iterdir()
     return folder
 
