@@ -23,9 +23,11 @@ from convy.errors import ConfigurationError
 from convy.fakes import FakeClock, MemoryJournal
 from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
 from convy.play.busy import Busy, Patience, Places, Rate
-from convy.play.http import AgentSpec, JsonAgent, Tls, TokenPaths
 from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Outcome
+from convy.play.wire.agent import JsonAgent
+from convy.play.wire.spec import AgentSpec, TokenPaths
+from convy.play.wire.tls import Tls
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.run.run import Clients, Run

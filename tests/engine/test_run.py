@@ -13,9 +13,10 @@ from typing import Any
 import httpx
 import msgspec
 
-from convy.play.http import AgentSpec, JsonAgent
 from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.wire.agent import JsonAgent
+from convy.play.wire.spec import AgentSpec
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.run.run import Run

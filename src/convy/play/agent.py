@@ -64,6 +64,9 @@ class Answer(Data, frozen=True, kw_only=True):
     text: str
     usage: Usage | None = None
     steps: tuple[Step, ...] = ()
+    first: float | None = None
+    """Seconds from sending the turn to the first piece of text of a streamed answer; None when the
+    answer was not streamed."""
 
 
 class AgentFailure(Exception):
@@ -78,6 +81,11 @@ class AgentFailure(Exception):
         """The HTTP status of the answer that failed the turn; 0 where there was none."""
         self.message = message
         """The agent's own words: the message of its error answer (one line, secrets masked)."""
+
+
+class SessionNotEnded(Exception):
+    """Closing a conversation could not end the agent's own session (`session.end` failed): a
+    warning on the attempt, never a failure — the dialogue already happened."""
 
 
 class Conversation(Protocol):

@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from convy.play.agent import Agent, AgentFailure, Usage
+from convy.play.agent import Agent, AgentFailure, Conversation, SessionNotEnded, Usage
 from convy.play.busy import GaveUp
 from convy.play.checks import Inspection
 from convy.play.dialog import Finished, Judge, Said, SimulatedUser
@@ -96,8 +96,14 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         turns: list[Turn] = []
         spent = Spent()
         conversation = self.conversation()
+        warnings: list[str] = []
         ended, decision = await self._dialogue(
-            agent, SimulatedUser(model=user_model, scenario=self.scenario), conversation, turns, spent
+            agent,
+            SimulatedUser(model=user_model, scenario=self.scenario),
+            conversation,
+            turns,
+            spent,
+            warnings,
         )
         judged = Spent()
         if decision is None:
@@ -118,6 +124,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             user_usage=spent.usage(),
             started=started,
             conversation=conversation,
+            warnings=tuple(warnings),
         )
 
     async def judged_again(self, judge: Judge, before: Outcome) -> Outcome:
@@ -159,33 +166,24 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         return Verdict(holds=all(result.passed for result in results), claims=results)
 
     async def _dialogue(
-        self, agent: Agent, user: SimulatedUser, conversation_id: str, turns: list[Turn], spent: Spent
+        self,
+        agent: Agent,
+        user: SimulatedUser,
+        conversation_id: str,
+        turns: list[Turn],
+        spent: Spent,
+        warnings: list[str],
     ) -> tuple[str, Decision | None]:
-        """The dialogue, appended to `turns`; how it ended, and the decision it forced if any."""
+        """The dialogue, appended to `turns`; how it ended, and the decision it forced if any. A
+        session the agent could not end is a warning, appended to `warnings`."""
+        ended = ""
         try:
             async with agent.conversation(conversation_id) as conversation:
-                move = await user.first()
-                while True:
-                    spent.add(move.usage)
-                    match move:
-                        case Finished():
-                            return "user_finished", None
-                        case Said(text=text):
-                            said = text
-                    clock = time.monotonic()
-                    answer = await conversation.reply(said)
-                    turns.append(
-                        Turn(
-                            user=said,
-                            agent=answer.text,
-                            seconds=round(time.monotonic() - clock, 4),
-                            usage=answer.usage,
-                            steps=answer.steps,
-                        )
-                    )
-                    if len(turns) >= self.max_turns:
-                        return "max_turns", None
-                    move = await user.next(tuple(turns))
+                ended = await self._turns(conversation, user, turns, spent)
+            return ended, None
+        except SessionNotEnded as problem:
+            warnings.append(str(problem))
+            return ended, None
         except AgentFailure as failure:
             return "agent_failed", Failed(
                 reason=failure.reason, detail=failure.detail, status=failure.status, message=failure.message
@@ -199,3 +197,31 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             return "model_failed", Unjudged(role="user", failure=error).decision()
         except Exception as error:  # the agent's own code: a bug there must not stop the run
             return "agent_failed", Failed(reason="agent_error", detail=f"{type(error).__name__}: {error}")
+
+    async def _turns(
+        self, conversation: Conversation, user: SimulatedUser, turns: list[Turn], spent: Spent
+    ) -> str:
+        """The turns of an open conversation, appended to `turns`; how the dialogue ended."""
+        move = await user.first()
+        while True:
+            spent.add(move.usage)
+            match move:
+                case Finished():
+                    return "user_finished"
+                case Said(text=text):
+                    said = text
+            clock = time.monotonic()
+            answer = await conversation.reply(said)
+            turns.append(
+                Turn(
+                    user=said,
+                    agent=answer.text,
+                    seconds=round(time.monotonic() - clock, 4),
+                    usage=answer.usage,
+                    steps=answer.steps,
+                    first=answer.first,
+                )
+            )
+            if len(turns) >= self.max_turns:
+                return "max_turns"
+            move = await user.next(tuple(turns))

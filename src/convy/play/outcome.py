@@ -21,6 +21,9 @@ class Turn(Data, frozen=True, kw_only=True):
     seconds: float
     usage: Usage | None = None
     steps: tuple[Step, ...] = ()
+    first: float | None = None
+    """Seconds from sending to the first piece of a streamed answer's text (time to first token);
+    None when the answer was not streamed."""
 
 
 class ClaimResult(Data, frozen=True, kw_only=True):
@@ -86,3 +89,5 @@ class Outcome(Data, frozen=True, kw_only=True):
     conversation: str = ""
     """The conversation id the agent saw (`$conversation`): new each time an attempt is played, so a
     resumed attempt never continues the conversation of an interrupted one."""
+    warnings: tuple[str, ...] = ()
+    """What went wrong without failing the attempt (the agent's session could not be ended)."""

@@ -1,6 +1,7 @@
 """The JSON a declarative HTTP agent is configured with: Path, a dotted path into an answer
 (`choices.0.message.content`), and PathMissing when nothing is there; Body, a request body template
-whose placeholders `"$messages"`, `"$message"` and `"$conversation"` are filled in for each turn.
+whose placeholders `"$messages"`, `"$message"`, `"$conversation"` and `"$session"` are filled in for
+each turn.
 Both walk JSON of no fixed shape with `match`."""
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Placeholders(msgspec.Struct, frozen=True):
     messages: tuple[Message, ...]
     message: str
     conversation: str
+    session: str = ""
 
     def put(self, value: object) -> object:
         """`value` with every string that is exactly a placeholder replaced, at any depth."""
@@ -78,6 +80,8 @@ class Placeholders(msgspec.Struct, frozen=True):
                 return self.message
             case "$conversation":
                 return self.conversation
+            case "$session":
+                return self.session
             case dict():
                 return {key: self.put(item) for key, item in value.items()}
             case list() | tuple():
@@ -89,10 +93,13 @@ class Placeholders(msgspec.Struct, frozen=True):
 class Body(msgspec.Struct, frozen=True):
     """A JSON request body template. A string value that is exactly `"$messages"` becomes the
     dialogue so far (OpenAI-style `{"role", "content"}` objects), `"$message"` the user's latest
-    message and `"$conversation"` the conversation's id; everything else is sent as it is."""
+    message, `"$conversation"` the conversation's id and `"$session"` the agent's own session id
+    (empty until it is known); everything else is sent as it is."""
 
     template: object
 
-    def filled(self, messages: tuple[Message, ...], message: str, conversation: str) -> object:
+    def filled(
+        self, messages: tuple[Message, ...], message: str, conversation: str, session: str = ""
+    ) -> object:
         """The body to send for a turn."""
-        return Placeholders(messages, message, conversation).put(self.template)
+        return Placeholders(messages, message, conversation, session).put(self.template)

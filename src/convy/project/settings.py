@@ -31,6 +31,12 @@ DESCRIPTIONS: dict[str, str] = {
     "agent-body": "the declarative agent's JSON body template ($messages, $message, $conversation)",
     "agent-answer": "the dotted path of the answer in the declarative agent's response JSON",
     "agent-headers": "the declarative agent's request headers, one `Name: value` per line (secret)",
+    "agent-protocol": (
+        "what the declarative agent speaks: `openai-chat`, `openai-responses`, `a2a` or `template` "
+        "(default: template when agent-body or agent-answer is given, else openai-chat)"
+    ),
+    "agent-stream": "how the declarative agent streams its answers: `none` (default), `sse`, `ndjson` or `text`",
+    "agent-model": "the `model` sent to an openai-chat or openai-responses agent (gateways such as LiteLLM need it)",
     "model-url": "OpenAI-compatible base URL of the simulated user's and the judge's models",
     "model-key": "API key of the models (secret)",
     "user-model": "the simulated user's model name",
@@ -106,6 +112,9 @@ ENGINE: tuple[str, ...] = (
     "agent-body",
     "agent-answer",
     "agent-headers",
+    "agent-protocol",
+    "agent-stream",
+    "agent-model",
     "model-url",
     "model-key",
     "user-model",
@@ -169,6 +178,9 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     agent_body: str = ""
     agent_answer: str = ""
     agent_headers: str = ""
+    agent_protocol: Literal["", "openai-chat", "openai-responses", "a2a", "template"] = ""
+    agent_stream: Literal["none", "sse", "ndjson", "text"] = "none"
+    agent_model: str = ""
     model_url: str = "https://api.openai.com/v1"
     model_key: str = ""
     user_model: str = ""

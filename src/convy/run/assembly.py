@@ -16,10 +16,11 @@ import yaml
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
-from convy.play.http import AgentSpec, HeaderName, JsonAgent
 from convy.play.model import Inline, Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
+from convy.play.wire.agent import JsonAgent
+from convy.play.wire.spec import AgentSpec, HeaderName
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
 from convy.project.settings import Settings, Sources
@@ -155,6 +156,8 @@ class Project(msgspec.Struct, frozen=True):
             if not HeaderName(name).valid():
                 found = next((n for n, text in enumerate(lines, start=1) if name in text), 0)
                 raise ConfigurationError(f"{where}:{found}" if found else where, HeaderName(name).problem())
+        if self.settings.agent_model and not spec.model:
+            spec = msgspec.structs.replace(spec, model=self.settings.agent_model)
         return spec.resolved(self.environ, where)
 
     def version(self) -> AgentVersion | None:
@@ -214,6 +217,12 @@ class Project(msgspec.Struct, frozen=True):
                 raise ConfigurationError("agent-body", "is not valid JSON") from None
         if self.settings.agent_answer:
             fields["answer"] = self.settings.agent_answer
+        if self.settings.agent_protocol:
+            fields["protocol"] = self.settings.agent_protocol
+        if self.settings.agent_stream != "none":
+            fields["stream"] = self.settings.agent_stream
+        if self.settings.agent_model:
+            fields["model"] = self.settings.agent_model
         try:
             return msgspec.convert(fields, AgentSpec)
         except msgspec.ValidationError as error:

@@ -24,10 +24,10 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, FailFast, Journal
 from convy.play.busy import Patience, Places, Rate
 from convy.play.dialog import ChatJudge, Checked, Judge
-from convy.play.http import JsonAgent
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice

@@ -14,6 +14,7 @@ from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
 from convy.play.busy import Clock, WallClock
 from convy.play.version import AgentVersion
+from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.shard import Slice
 from convy.run.assembly import Project
@@ -61,7 +62,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
         )
-        build = await self.version.build(self.clock) if self.version is not None else ""
+        named = await self.agent.ready() if isinstance(self.agent, JsonAgent) else ""
+        build = await self.version.build(self.clock) if self.version is not None else named
         async with clients.client() as client:
             models = self.project.models(client, self.declarations)
             run = Run.planned(

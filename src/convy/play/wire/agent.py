@@ -1,0 +1,114 @@
+"""JsonAgent: the agent an AgentSpec describes — the Dialect of its protocol, its OAuth2 Tokens,
+its clients handed from conversation to conversation (Handover) — and `ready()`, what is done once
+before the first attempt (the first token; A2A's agent card)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import ssl
+from collections.abc import AsyncIterator
+
+import httpx
+import msgspec
+
+from convy.play.errorbody import Masked
+from convy.play.lanes import ONE, Handover
+from convy.play.wire.a2a import A2a
+from convy.play.wire.chat import OpenAiChat, Template
+from convy.play.wire.connection import JsonConnection
+from convy.play.wire.dialect import Dialect
+from convy.play.wire.oauth import Tokens
+from convy.play.wire.responses import Responses
+from convy.play.wire.spec import AgentSpec, Shown
+
+
+class JsonAgent(msgspec.Struct, frozen=True, dict=True):
+    """The agent an AgentSpec (already `resolved`) describes; each turn may take `timeout` seconds
+    to connect, send and be read; `verify` is how its HTTPS is checked (Tls.context). Inside
+    `kept()` (one run), a conversation that closes hands its client, with its kept connection, to
+    the next one that opens (Handover)."""
+
+    spec: AgentSpec
+    timeout: float
+    verify: ssl.SSLContext | bool = True
+    handover: Handover = msgspec.field(default_factory=Handover)
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0:
+            raise ValueError("the agent's timeout must be longer than 0 seconds")
+
+    def conversation(self, key: str) -> JsonConnection:
+        return JsonConnection(self, key)
+
+    async def ready(self) -> str:
+        """What is done once before any conversation: the first OAuth2 token (ConfigurationError
+        quoting the token endpoint when it is refused) and, for A2A, the agent card read. The
+        build the agent names (A2A's card: name and version), or ""."""
+        if self.tokens is not None:
+            await self.tokens.first()
+        if isinstance(self.dialect, A2a):
+            return await self.dialect.ready(self.client, self.headers, self.tokens)
+        return ""
+
+    @contextlib.asynccontextmanager
+    async def kept(self) -> AsyncIterator[None]:
+        """While the block runs, connections are handed from conversation to conversation."""
+        async with self.handover.kept():
+            yield
+
+    def client(self) -> httpx.AsyncClient:
+        """A new client for one conversation at a time: one connection, kept for all its turns."""
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout),
+            limits=ONE,
+            http1=True,
+            http2=False,
+            verify=self.verify,
+            follow_redirects=False,
+        )
+
+    @functools.cached_property
+    def dialect(self) -> Dialect:
+        """The protocol the agent speaks, shared by its conversations (what it learns, it learns once)."""
+        match self.spec.spoken:
+            case "a2a":
+                return A2a(self.spec, self.shown)
+            case "openai-responses":
+                return Responses(self.spec, self.shown)
+            case "openai-chat":
+                return OpenAiChat(self.spec, self.shown)
+            case _:
+                return Template(self.spec, self.shown)
+
+    @functools.cached_property
+    def tokens(self) -> Tokens | None:
+        """The run's OAuth2 tokens; None without auth.oauth2."""
+        oauth = self.spec.auth.oauth2
+        return Tokens(oauth, self.verify, self.timeout) if oauth.given else None
+
+    def masked(self) -> Masked:
+        """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
+        tokens = self.tokens.secrets() if self.tokens is not None else ()
+        return Masked((*self.spec.secrets(), *tokens))
+
+    @functools.cached_property
+    def url(self) -> httpx.URL:
+        """The URL, parsed once."""
+        return httpx.URL(self.spec.url)
+
+    @functools.cached_property
+    def shown(self) -> str:
+        """The URL as errors show it (Shown), worked out once."""
+        return Shown(self.spec.url).text
+
+    def shown_url(self, url: str) -> str:
+        """Another of the agent's URLs (a turn's with `$session` filled in, a session's) as shown."""
+        return self.shown if url == self.spec.url else Shown(url).text
+
+    @functools.cached_property
+    def headers(self) -> httpx.Headers:
+        """Every request's headers besides the agent file's own (httpx copies them into each request)."""
+        return httpx.Headers(
+            {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
+        )

@@ -1,0 +1,204 @@
+"""The dialects that send the dialogue so far with every turn: Template (a JSON body template of the
+agent file's, its answer at a dotted path, or streamed as deltas at a path) and OpenAiChat (OpenAI
+chat completions: `model` sent when set; streamed with `stream: true` and usage asked for, tool-call
+deltas assembled into steps)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import msgspec
+
+from convy.play.agent import AgentFailure, Answer, Call, Step, Usage
+from convy.play.errorbody import ErrorBody, Masked
+from convy.play.template import Body
+from convy.play.wire.dialect import Ask, Fold
+from convy.play.wire.reading import Found, JsonText, Reply, Said, Trace
+from convy.play.wire.spec import OPENAI_TOKENS, AgentSpec
+from convy.play.wire.stream import Event
+
+CHAT_BODY: object = {"messages": "$messages"}
+CHAT_ANSWER = "choices.0.message.content"
+CHAT_DELTA = "choices.0.delta.content"
+CHAT_STEPS = "choices.0.message.tool_calls"
+
+
+class Template(msgspec.Struct, frozen=True):
+    """The template protocol: the agent file's `body` filled in for each turn, the text at `answer`
+    (or, streamed, the `delta`s of the events named `event`, appended or the last one)."""
+
+    spec: AgentSpec
+    shown: str
+
+    def body(self, ask: Ask) -> object:
+        return Body(self.spec.body).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
+
+    def headers(self) -> Mapping[str, str]:
+        return {}
+
+    def read(self, data: object) -> Reply:
+        return Reply(answer=Whole(self.spec.answer, self.spec.steps, self.spec, self.shown).read(data))
+
+    def fold(self) -> Fold:
+        return Deltas(self.spec, self.spec.delta, self.spec.steps)
+
+
+class OpenAiChat(msgspec.Struct, frozen=True):
+    """OpenAI chat completions (and every server compatible with it): the dialogue as `messages`
+    (or the file's body), `model` when set; streamed as chunks whose `choices.0.delta` hold the
+    text and tool-call pieces, and a last chunk with the usage."""
+
+    spec: AgentSpec
+    shown: str
+
+    def body(self, ask: Ask) -> object:
+        template = self.spec.body if self.spec.body is not None else CHAT_BODY
+        body = Body(template).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
+        if isinstance(body, dict):
+            if self.spec.model:
+                body.setdefault("model", self.spec.model)
+            if self.spec.stream == "sse":
+                body["stream"] = True
+                body["stream_options"] = {"include_usage": True}
+        return body
+
+    def headers(self) -> Mapping[str, str]:
+        return {}
+
+    def read(self, data: object) -> Reply:
+        answer = Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps or CHAT_STEPS, self.spec, self.shown)
+        return Reply(answer=answer.read(data))
+
+    def fold(self) -> Fold:
+        if self.spec.delta or self.spec.steps:
+            return Deltas(self.spec, self.spec.delta or CHAT_DELTA, self.spec.steps)
+        return ChatChunks(self.shown)
+
+
+class Whole(msgspec.Struct, frozen=True):
+    """A whole JSON answer read at its paths: the text at `answer`, the steps at `steps`, the tokens
+    at the spec's token paths. A null text is no text (empty_answer, once checked)."""
+
+    answer: str
+    steps: str
+    spec: AgentSpec
+    shown: str
+
+    def text(self, data: object) -> str:
+        value = Found(self.answer).value(data, missing=Missing)
+        if value is Missing:
+            missing = f"nothing at {self.answer!r}"
+            raise AgentFailure("bad_answer", f"the answer from {self.shown} has {missing}")
+        if value is None:
+            return ""
+        return Said(value, f"the answer from {self.shown} at {self.answer!r}").text()
+
+    def read(self, data: object) -> Answer:
+        text = self.text(data)
+        steps: tuple[Step, ...] = ()
+        if self.steps:
+            steps = Trace(Found(self.steps).value(data)).steps()
+        return Answer(text=text, usage=self.spec.tokens.usage(data), steps=steps)
+
+
+class MissingValue:
+    """The mark of a path with nothing at it (null is a value)."""
+
+
+Missing = MissingValue()
+
+
+class Deltas:
+    """A stream folded by paths: the text at `delta` of each event named `event` (appended, or the
+    last one with `join: last`); the tokens and the steps in the last event that has them."""
+
+    def __init__(self, spec: AgentSpec, delta: str, steps: str) -> None:
+        self._spec = spec
+        self._delta = delta
+        self._steps = steps
+        self._parts: list[str] = []
+        self._usage: Usage | None = None
+        self._found: tuple[Step, ...] = ()
+
+    def add(self, event: Event) -> str:
+        usage = self._spec.tokens.usage(event.data)
+        if usage is not None:
+            self._usage = usage
+        if self._steps:
+            steps = Found(self._steps).value(event.data)
+            if steps is not None:
+                self._found = Trace(steps).steps()
+        if not event.named(self._spec.event):
+            return ""
+        value = Found(self._delta).value(event.data)
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            return ""
+        text = JsonText(value).text
+        if self._spec.join == "last":
+            self._parts = [text]
+        else:
+            self._parts.append(text)
+        return text
+
+    def reply(self) -> Reply:
+        return Reply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=self._found))
+
+
+class ToolCall(msgspec.Struct):
+    """A tool call assembled from its streamed pieces."""
+
+    name: str = ""
+    arguments: str = ""
+
+
+class ChatChunks:
+    """An OpenAI chat completions stream folded: `choices.0.delta.content` appended; the pieces of
+    `choices.0.delta.tool_calls` assembled by their index into Calls; the usage from the chunk that
+    has it; a chunk with an `error` breaks the stream (stream_broken, with its message)."""
+
+    def __init__(self, shown: str) -> None:
+        self._shown = shown
+        self._parts: list[str] = []
+        self._calls: dict[int, ToolCall] = {}
+        self._usage: Usage | None = None
+
+    def add(self, event: Event) -> str:
+        data = event.data
+        if not isinstance(data, dict):
+            return ""
+        if data.get("error"):
+            message = ErrorBody(msgspec.json.encode(data), Masked(())).message()
+            raise AgentFailure(
+                "stream_broken", f"the stream from {self._shown} broke: {message}", message=message
+            )
+        usage = OPENAI_TOKENS.usage(data)
+        if usage is not None:
+            self._usage = usage
+        delta = Found("choices.0.delta").value(data)
+        if not isinstance(delta, dict):
+            return ""
+        for piece in delta.get("tool_calls") or ():
+            if isinstance(piece, dict):
+                self.assemble(piece)
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            self._parts.append(text)
+            return text
+        return ""
+
+    def assemble(self, piece: dict[str, object]) -> None:
+        index = piece.get("index", len(self._calls))
+        call = self._calls.setdefault(index if isinstance(index, int) else len(self._calls), ToolCall())
+        function = piece.get("function")
+        if isinstance(function, dict):
+            name, arguments = function.get("name"), function.get("arguments")
+            if isinstance(name, str):
+                call.name += name
+            if isinstance(arguments, str):
+                call.arguments += arguments
+
+    def reply(self) -> Reply:
+        steps = tuple(
+            Call(name=call.name, arguments=call.arguments) for _, call in sorted(self._calls.items())
+        )
+        return Reply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=steps))

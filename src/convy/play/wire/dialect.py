@@ -1,0 +1,67 @@
+"""What a wire protocol must do, whichever it is: Dialect (the body of a turn's request, its extra
+headers, and how its answer is read — whole, or event by event through a Fold), Ask (what one
+turn's request is made of) and Resend (the protocol learned something and asks for the turn to be
+sent again, once). The dialects: Template and OpenAiChat (chat.py), Responses (responses.py),
+A2a (a2a.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+import msgspec
+
+from convy.play.agent import Message
+from convy.play.wire.reading import Reply
+from convy.play.wire.stream import Event
+
+
+class Ask(msgspec.Struct, frozen=True, kw_only=True):
+    """What one turn's request is made of: the dialogue so far ending with the user's new
+    `message`, the conversation's id (`$conversation`), the agent's own session id (`$session`,
+    "" until known) and what the previous answer handed on (`carry`, "" on the first turn)."""
+
+    dialogue: tuple[Message, ...]
+    message: str
+    conversation: str
+    session: str = ""
+    carry: str = ""
+
+
+class Resend(Exception):
+    """The dialect learned how the agent must be spoken to (A2A's version) from an answer that
+    refused the turn unprocessed: the turn is sent again, once, in the form learned."""
+
+
+class Fold(Protocol):
+    """A streamed answer folded event by event into one Reply."""
+
+    def add(self, event: Event) -> str:
+        """Take one event; the text it added to the answer ("" when none)."""
+        ...
+
+    def reply(self) -> Reply:
+        """The answer the events made, once the stream ended."""
+        ...
+
+
+class Dialect(Protocol):
+    """One wire protocol as an agent speaks it; shared by every conversation of a run (what it
+    learns, it learns once)."""
+
+    def body(self, ask: Ask) -> object:
+        """The JSON body of a turn's request."""
+        ...
+
+    def headers(self) -> Mapping[str, str]:
+        """Headers every request of the protocol carries besides the agent's own."""
+        ...
+
+    def read(self, data: object) -> Reply:
+        """A whole JSON answer read; AgentFailure when it holds no answer; Resend when it refused
+        the turn in a way that taught the dialect how to send it."""
+        ...
+
+    def fold(self) -> Fold:
+        """A new fold for one streamed answer."""
+        ...
