@@ -11,7 +11,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure, Answer, Call, Step, Usage
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.template import Body
+from convy.play.template import Body, Path, PathMissing
 from convy.play.wire.dialect import Ask, Fold
 from convy.play.wire.reading import Found, JsonText, Reply, Said, Trace
 from convy.play.wire.spec import OPENAI_TOKENS, AgentSpec
@@ -31,13 +31,14 @@ class Template(msgspec.Struct, frozen=True):
     shown: str
 
     def body(self, ask: Ask) -> object:
-        return Body(self.spec.body).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
+        template = self.spec.body if self.spec.body is not None else CHAT_BODY
+        return Body(template).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
 
     def headers(self) -> Mapping[str, str]:
         return {}
 
     def read(self, data: object) -> Reply:
-        return Reply(answer=Whole(self.spec.answer, self.spec.steps, self.spec, self.shown).read(data))
+        return Reply(answer=Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown).read(data))
 
     def fold(self) -> Fold:
         return Deltas(self.spec, self.spec.delta, self.spec.steps)
@@ -85,10 +86,10 @@ class Whole(msgspec.Struct, frozen=True):
     shown: str
 
     def text(self, data: object) -> str:
-        value = Found(self.answer).value(data, missing=Missing)
-        if value is Missing:
-            missing = f"nothing at {self.answer!r}"
-            raise AgentFailure("bad_answer", f"the answer from {self.shown} has {missing}")
+        try:
+            value = Path(self.answer).found(data)
+        except PathMissing as missing:
+            raise AgentFailure("bad_answer", f"the answer from {self.shown} has {missing}") from None
         if value is None:
             return ""
         return Said(value, f"the answer from {self.shown} at {self.answer!r}").text()
@@ -99,13 +100,6 @@ class Whole(msgspec.Struct, frozen=True):
         if self.steps:
             steps = Trace(Found(self.steps).value(data)).steps()
         return Answer(text=text, usage=self.spec.tokens.usage(data), steps=steps)
-
-
-class MissingValue:
-    """The mark of a path with nothing at it (null is a value)."""
-
-
-Missing = MissingValue()
 
 
 class Deltas:
