@@ -35,7 +35,7 @@ from convy_action.comment import LIMIT, Box, CommentWhen, Marked, Posted, Skippe
 from convy_action.context import Context, Event
 from convy_action.dry import KeptFolder, ShownComment
 from convy_action.github import GitHub
-from convy_action.inputs import Inputs, Masks
+from convy_action.inputs import AgentSecrets, Inputs, Masks
 from convy_action.outputs import Annotations, Command, Results, StepOutputs, Stopped
 from convy_action.rerun import Earlier
 from convy_action.retries import PATIENT, Retries
@@ -140,6 +140,8 @@ class Action:
             else:
                 prepared = Session(project=project).prepared()
                 agent = prepared.name
+                for value in AgentSecrets(prepared.agent).values():
+                    self._log.command(Command("add-mask", value))
             name = ArtifactName(settings.artifact_name, agent, settings.comment_key)
             name.check()
             self.check_token(settings, event)

@@ -92,3 +92,18 @@ class Masks(msgspec.Struct, frozen=True):
             if len(value) >= SECRET_LENGTH and value not in shown:
                 shown.append(value)
         return tuple(shown)
+
+
+class AgentSecrets(msgspec.Struct, frozen=True):
+    """The secrets an agent file holds once its variables are read (header values, the OAuth2
+    client secret), masked in the log like the secret inputs: only those of 8 characters or more."""
+
+    agent: object
+
+    def values(self) -> tuple[str, ...]:
+        from convy.play.wire.agent import JsonAgent
+
+        if not isinstance(self.agent, JsonAgent):
+            return ()
+        secrets = self.agent.spec.secrets()
+        return tuple(dict.fromkeys(value for value in secrets if len(value) >= SECRET_LENGTH))

@@ -282,6 +282,18 @@ class Compared(msgspec.Struct, frozen=True):
         figures: tuple[tuple[str, str, Spread, Spread | None], ...] = (
             ("attempt time", "s", self.now.attempt_seconds, baseline.attempt_seconds if baseline else None),
             ("turn time", "s", self.now.turn_seconds, baseline.turn_seconds if baseline else None),
+            *(
+                (
+                    (
+                        "time to first token",
+                        "s",
+                        self.now.first_seconds,
+                        baseline.first_seconds if baseline else None,
+                    ),
+                )
+                if self.now.first_seconds.count or (baseline is not None and baseline.first_seconds.count)
+                else ()
+            ),
             ("turns", "", self.now.turns, baseline.turns if baseline else None),
             (
                 "agent input tokens",

@@ -158,6 +158,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """Attempts the agent failed: judged, not holding."""
     no_verdict_attempts: int = 0
     """Attempts without a verdict: left out of the pass rate."""
+    first_seconds: Spread = Spread()
+    """Time to first token of the streamed turns (count 0 when no turn was streamed)."""
     rejudging: Rejudging = Rejudging()
     """For a baseline read with its dialogues re-judged by the current run: what that took."""
     max_repeat: int = 0
@@ -367,6 +369,7 @@ class Summing(msgspec.Struct):
     blame: Blame = msgspec.field(default_factory=Blame)
     attempt_seconds: Figures = msgspec.field(default_factory=Figures)
     turn_seconds: Figures = msgspec.field(default_factory=Figures)
+    first_seconds: Figures = msgspec.field(default_factory=Figures)
     turns: Figures = msgspec.field(default_factory=Figures)
     agent_input: Figures = msgspec.field(default_factory=Figures)
     agent_output: Figures = msgspec.field(default_factory=Figures)
@@ -387,6 +390,8 @@ class Summing(msgspec.Struct):
         self.turns.add(float(len(outcome.turns)))
         for turn in outcome.turns:
             self.turn_seconds.add(turn.seconds)
+            if turn.first is not None:
+                self.first_seconds.add(turn.first)
         usages = [turn.usage for turn in outcome.turns]
         self.agent_input.add(self.total(usages, "input"))
         self.agent_output.add(self.total(usages, "output"))
@@ -489,6 +494,7 @@ class Summed(msgspec.Struct, frozen=True):
             pull_request=spec.provenance.pull_request,
             failed_attempts=sum(s.failed for s in scenarios),
             no_verdict_attempts=unjudged,
+            first_seconds=summing.first_seconds.spread(),
             pass_k=Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown(),
             parties=summing.blame.counted(),
             left_out=spec.left_out,

@@ -130,6 +130,11 @@ class Report(msgspec.Struct, frozen=True):
         )
         bands = (
             Figure(spread=s.turn_seconds, unit="s").band("every turn"),
+            *(
+                (Figure(spread=s.first_seconds, unit="s").band("first token"),)
+                if s.first_seconds.count
+                else ()
+            ),
             Figure(spread=s.attempt_seconds, unit="s").band("every attempt"),
             *(Figure(spread=c.seconds, unit="s").band(f"attempt · {c.name}") for c in s.scenarios),
         )

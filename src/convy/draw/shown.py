@@ -263,6 +263,17 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 value=Figure(spread=s.turn_seconds, unit="s").median(),
                 note=Figure(spread=s.turn_seconds, unit="s").rest(),
             ),
+            *(
+                (
+                    Tile(
+                        label="Time to first token, median",
+                        value=Figure(spread=s.first_seconds, unit="s").median(),
+                        note=Figure(spread=s.first_seconds, unit="s").rest(),
+                    ),
+                )
+                if s.first_seconds.count
+                else ()
+            ),
             Tile(
                 label="Turns per attempt, median",
                 value=Figure(spread=s.turns, unit="").median(),

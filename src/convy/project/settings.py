@@ -35,8 +35,12 @@ DESCRIPTIONS: dict[str, str] = {
         "what the declarative agent speaks: `openai-chat`, `openai-responses`, `a2a` or `template` "
         "(default: template when agent-body or agent-answer is given, else openai-chat)"
     ),
-    "agent-stream": "how the declarative agent streams its answers: `none` (default), `sse`, `ndjson` or `text`",
-    "agent-model": "the `model` sent to an openai-chat or openai-responses agent (gateways such as LiteLLM need it)",
+    "agent-stream": (
+        "how the declarative agent streams its answers: `none` (default), `sse`, `ndjson` or `text`"
+    ),
+    "agent-model": (
+        "the `model` sent to an openai-chat or openai-responses agent (gateways such as LiteLLM need it)"
+    ),
     "model-url": "OpenAI-compatible base URL of the simulated user's and the judge's models",
     "model-key": "API key of the models (secret)",
     "user-model": "the simulated user's model name",

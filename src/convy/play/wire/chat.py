@@ -38,7 +38,8 @@ class Template(msgspec.Struct, frozen=True):
         return {}
 
     def read(self, data: object) -> Reply:
-        return Reply(answer=Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown).read(data))
+        whole = Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown)
+        return Reply(answer=whole.read(data))
 
     def fold(self) -> Fold:
         return Deltas(self.spec, self.spec.delta, self.spec.steps)
