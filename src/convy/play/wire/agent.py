@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator
 import httpx
 import msgspec
 
-from convy.play.errorbody import Masked
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.chat import OpenAiChat, Template
-from convy.play.wire.connection import JsonConnection
+from convy.play.wire.connection import JsonConnection, Line
 from convy.play.wire.dialect import Dialect
 from convy.play.wire.oauth import Tokens
 from convy.play.wire.responses import Responses
@@ -39,7 +38,20 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
             raise ValueError("the agent's timeout must be longer than 0 seconds")
 
     def conversation(self, key: str) -> JsonConnection:
-        return JsonConnection(self, key)
+        return JsonConnection(self.line, key)
+
+    @functools.cached_property
+    def line(self) -> Line:
+        """What the agent's conversations share."""
+        return Line(
+            spec=self.spec,
+            dialect=self.dialect,
+            tokens=self.tokens,
+            handover=self.handover,
+            client=self.client,
+            shown=self.shown,
+            headers=self.headers,
+        )
 
     async def ready(self) -> str:
         """What is done once before any conversation: the first OAuth2 token (ConfigurationError
@@ -87,11 +99,6 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
         oauth = self.spec.auth.oauth2
         return Tokens(oauth, self.verify, self.timeout) if oauth.given else None
 
-    def masked(self) -> Masked:
-        """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
-        tokens = self.tokens.secrets() if self.tokens is not None else ()
-        return Masked((*self.spec.secrets(), *tokens))
-
     @functools.cached_property
     def url(self) -> httpx.URL:
         """The URL, parsed once."""
@@ -101,10 +108,6 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     def shown(self) -> str:
         """The URL as errors show it (Shown), worked out once."""
         return Shown(self.spec.url).text
-
-    def shown_url(self, url: str) -> str:
-        """Another of the agent's URLs (a turn's with `$session` filled in, a session's) as shown."""
-        return self.shown if url == self.spec.url else Shown(url).text
 
     @functools.cached_property
     def headers(self) -> httpx.Headers:

@@ -139,11 +139,12 @@ class Deltas:
         return Reply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=self._found))
 
 
-class ToolCall(msgspec.Struct):
+class ToolCall:
     """A tool call assembled from its streamed pieces."""
 
-    name: str = ""
-    arguments: str = ""
+    def __init__(self) -> None:
+        self.name = ""
+        self.arguments = ""
 
 
 class ChatChunks:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 import httpx
 import msgspec
@@ -21,13 +21,13 @@ from httpx_sse import SSEError
 from convy.play.agent import AgentFailure, Answer, Message, SessionNotEnded
 from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.wire.dialect import Ask, Resend
+from convy.play.lanes import Handover
+from convy.play.wire.dialect import Ask, Dialect, Resend
+from convy.play.wire.oauth import Tokens
 from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken
 from convy.play.wire.session import Received, SessionCalls
+from convy.play.wire.spec import AgentSpec, Shown
 from convy.play.wire.stream import Chunks, Events
-
-if TYPE_CHECKING:
-    from convy.play.wire.agent import JsonAgent
 
 REFUSAL_BYTES = 64 * 1024
 """How much of a refusal's body (429, 503) is read, so the connection can be kept for the retry."""
@@ -37,6 +37,29 @@ ACCEPT = {
     "ndjson": "application/x-ndjson, application/json",
     "text": "text/plain, */*",
 }
+
+
+class Line(msgspec.Struct, frozen=True, kw_only=True):
+    """What a JsonAgent's conversations share: its spec (resolved), the Dialect of its protocol,
+    its OAuth2 Tokens (None without), its clients' Handover and how a client is made, its URL as
+    errors show it and convy's own request headers."""
+
+    spec: AgentSpec
+    dialect: Dialect
+    tokens: Tokens | None
+    handover: Handover
+    client: Callable[[], httpx.AsyncClient]
+    shown: str
+    headers: httpx.Headers
+
+    def masked(self) -> Masked:
+        """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
+        tokens = self.tokens.secrets() if self.tokens is not None else ()
+        return Masked((*self.spec.secrets(), *tokens))
+
+    def shown_url(self, url: str) -> str:
+        """Another of the agent's URLs (a turn's with `$session` filled in, a session's) as shown."""
+        return self.shown if url == self.spec.url else Shown(url).text
 
 
 class JsonConnection:
@@ -49,7 +72,7 @@ class JsonConnection:
     turn adds to them only once the agent answered, so a turn refused with Busy (429, 503) can be
     sent again as it was."""
 
-    def __init__(self, agent: JsonAgent, key: str) -> None:
+    def __init__(self, agent: Line, key: str) -> None:
         self._agent = agent
         self._key = key
         self._client: httpx.AsyncClient | None = None
@@ -114,15 +137,18 @@ class JsonConnection:
     def headers(
         self, accept: str = "application/json", spoken: Mapping[str, str] | None = None
     ) -> httpx.Headers:
-        """A request's headers: the agent file's (`$session` filled in) over the protocol's
-        (`spoken`) over convy's own."""
+        """A request's headers: the agent file's (`$session` filled in; one that is then empty left
+        out) over the protocol's (`spoken`) over convy's own."""
         headers = self._agent.headers.copy()
         headers["Accept"] = accept
         headers.update(spoken or {})
-        session = self._session
-        headers.update(
-            {name: value.replace("$session", session) for name, value in self._agent.spec.headers.items()}
-        )
+        for name, value in self._agent.spec.headers.items():
+            if "$session" in value:
+                # before the session is known (its start, a first turn) a header of it is left out
+                value = value.replace("$session", self._session).strip()
+                if not value:
+                    continue
+            headers[name] = value
         return headers
 
     async def reply(self, text: str) -> Answer:
@@ -233,6 +259,7 @@ class JsonConnection:
         if client is None:
             raise RuntimeError("the conversation is not open")
         tokens = self._agent.tokens
+        shown = self._agent.shown_url(url)
         renewed = False
         while True:
             if tokens is not None:
@@ -251,16 +278,14 @@ class JsonConnection:
                     yield response
                     return
             except httpx.ConnectTimeout:
-                raise AgentFailure("connection", f"no connection to {self.shown} (timed out)") from None
+                raise AgentFailure("connection", f"no connection to {shown} (timed out)") from None
             except httpx.TimeoutException as error:
-                raise AgentFailure(
-                    "timeout", f"{self.shown} took too long ({type(error).__name__})"
-                ) from None
+                raise AgentFailure("timeout", f"{shown} took too long ({type(error).__name__})") from None
             except httpx.ConnectError:
-                raise AgentFailure("connection", f"no connection to {self.shown}") from None
+                raise AgentFailure("connection", f"no connection to {shown}") from None
             except (httpx.HTTPError, ssl.SSLError, OSError) as error:
                 failed = type(error).__name__
-                raise AgentFailure("connection", f"the request to {self.shown} failed ({failed})") from None
+                raise AgentFailure("connection", f"the request to {shown} failed ({failed})") from None
 
     async def refused(self, response: httpx.Response, url: str) -> None:
         """Busy or AgentFailure for an answer that is not 2xx, with the agent's own words."""
