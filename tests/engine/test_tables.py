@@ -30,7 +30,7 @@ COLUMNS = {
     ],
     "turns": [
         "run", "scenario", "index", "turn", "user", "agent", "seconds", "input_tokens",
-        "output_tokens", "steps",
+        "output_tokens", "steps", "first",
     ],
     "claims": ["run", "scenario", "index", "claim", "pass", "grade", "reason"],
     "scenarios": [
@@ -243,6 +243,8 @@ def test_turns_carry_text_as_written_and_count_steps(tables: dict[str, Table]) -
         ("2", "0", "0"),
     ]
     assert rows[1]["agent"] == TRICKY and lines[1]["agent"] == TRICKY
+    # no turn here was streamed: the time to first token is unknown, never 0
+    assert {r["first"] for r in rows} == {""} and {line["first"] for line in lines} == {None}
     assert (rows[1]["input_tokens"], rows[1]["output_tokens"]) == ("5", "")
     assert (lines[3]["input_tokens"], lines[3]["output_tokens"]) == (None, None)
     assert lines[2]["input_tokens"] == 0

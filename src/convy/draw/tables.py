@@ -27,6 +27,7 @@ attempts — one row per attempt:
 turns — one row per turn of every attempt:
     run, scenario, index, turn, user, agent, seconds, input_tokens, output_tokens,
     steps                 how many steps (thoughts, calls) the agent reported in the turn
+    first                 seconds to the first piece of a streamed answer; None when not streamed
 
 claims — one row per claim of every attempt with a verdict:
     run, scenario, index, claim,
@@ -116,6 +117,7 @@ class TurnRow(Row, frozen=True, kw_only=True):
     input_tokens: int | None
     output_tokens: int | None
     steps: int
+    first: float | None = None
 
 
 class ClaimRow(Row, frozen=True, kw_only=True):
@@ -318,6 +320,7 @@ class Tables(msgspec.Struct, frozen=True):
                     input_tokens=usage.input,
                     output_tokens=usage.output,
                     steps=len(turn.steps),
+                    first=turn.first,
                 )
 
     def claims(self) -> Iterator[ClaimRow]:

@@ -231,6 +231,11 @@ class Attempt(msgspec.Struct, frozen=True):
         facts = (
             f"turn {index + 1}",
             Amount(value=turn.seconds, unit="s").text(),
+            *(
+                (f"first token {Amount(value=turn.first, unit='s').text()}",)
+                if turn.first is not None
+                else ()
+            ),
             f"agent tokens {Tokens(usage=turn.usage).text()}",
         )
         return TurnView(user=Excerpt(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)
