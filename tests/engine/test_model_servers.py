@@ -447,6 +447,11 @@ def slow(request: Request) -> str:
 JUDGED = json.dumps({"decisions": [{"pass": True, "reason": "Yes."}]})
 
 
+def talks(request: Request) -> str:
+    """A simulated user who says one thing, then is done (so the judge has a dialogue to judge)."""
+    return "Hello there." if len(request["messages"]) <= 2 else "FINISHED"
+
+
 @pytest.mark.parametrize(
     ("user", "judge", "reason", "detail"),
     [
@@ -457,21 +462,21 @@ JUDGED = json.dumps({"decisions": [{"pass": True, "reason": "Yes."}]})
             "user_failure",
             "user: ",
         ),
-        (lambda r: "FINISHED", slow, "judge_timeout", "judge: "),
+        (talks, slow, "judge_timeout", "judge: "),
         (
-            lambda r: "FINISHED",
+            talks,
             lambda r: Canned(404, {"message": "no such model"}),
             "judge_failure",
             "judge: ",
         ),
-        (lambda r: "FINISHED", lambda r: "no json at all", "judge_unreadable", "judge: "),
+        (talks, lambda r: "no json at all", "judge_unreadable", "judge: "),
         (
             lambda r: Canned(400, {"error": {"message": "maximum context length is 2048 tokens"}}),
             lambda r: JUDGED,
             "context_exceeded",
             "user: ",
         ),
-        (lambda r: "FINISHED", lambda r: litellm_busy("60"), "model_busy", "judge: "),
+        (talks, lambda r: litellm_busy("60"), "model_busy", "judge: "),
     ],
 )
 def test_no_verdict_reasons_name_the_role_and_the_kind(
@@ -487,11 +492,11 @@ def test_no_verdict_reasons_name_the_role_and_the_kind(
 
 def test_the_no_verdict_keeps_the_status_the_message_and_the_raw_reply() -> None:
     failed = played(
-        lambda r: "FINISHED", lambda r: Canned(404, {"message": "The model `judge-x` does not exist."})
+        talks, lambda r: Canned(404, {"message": "The model `judge-x` does not exist."})
     )
     assert isinstance(failed, NoVerdict) and failed.status == 404
     assert failed.message == "The model `judge-x` does not exist."
-    unread = played(lambda r: "FINISHED", lambda r: "I think it passes.")
+    unread = played(talks, lambda r: "I think it passes.")
     assert isinstance(unread, NoVerdict) and unread.raw == "I think it passes."
 
 

@@ -1,7 +1,8 @@
 """Gate: the comparison's verdict — pass, fail or inconclusive — with the rule that decided, the
-numbers behind it and the commonest cause (DESIGN §13.2): inconclusive when nothing was judged or too
-many attempts have no verdict; fail when the agent failed too many attempts, when the pass rate is
-under the floor, or when the drop is more than allowed and significant; else pass.
+numbers behind it and the commonest cause (DESIGN §13.2, §14.3): inconclusive when nothing was judged
+or too many attempts have no verdict; fail when the agent failed too many attempts, when no judged
+attempt held, when the pass rate is under the floor, or when the drop is more than allowed and
+significant; else pass.
 
 Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
 written as, so a drop of exactly 5 points is not "more than" max-drop 0.05."""
@@ -75,6 +76,16 @@ class Cause(msgspec.Struct, frozen=True):
         return f"{first.reason} ×{first.count}{status}" + (f": {message}" if message else "")
 
 
+class Plural(msgspec.Struct, frozen=True):
+    """A noun agreeing with its count: `1 attempt`, `2 attempts` (the noun only)."""
+
+    count: int
+    noun: str
+
+    def text(self) -> str:
+        return self.noun if self.count == 1 else f"{self.noun}s"
+
+
 class Gate(msgspec.Struct, frozen=True, kw_only=True):
     """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict,
     most attempts the agent failed."""
@@ -134,6 +145,13 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 f"the agent failed {now.failed_attempts} of {now.attempts} attempts ({share * 100:.1f}%), "
                 f"more than max-failed {self.max_failed * 100:.1f}%",
                 failed,
+            )
+        if not now.tally.held:
+            return self.decided(
+                "fail",
+                "nothing-held",
+                f"none of the {now.tally.judged} judged {Plural(now.tally.judged, 'attempt').text()} held",
+                failed or self.claims(now),
             )
         if self.min_pass_rate > 0 and Fraction(now.tally.held, now.tally.judged) < self.exact(
             self.min_pass_rate

@@ -48,6 +48,7 @@ beyond patience; `convy` for convy's own bug in one attempt."""
 NO_VERDICT_PARTIES: dict[str, str] = {
     "user_timeout": "user model",
     "user_failure": "user model",
+    "no_dialogue": "user model",
     "judge_timeout": "judge",
     "judge_failure": "judge",
     "judge_unreadable": "judge",

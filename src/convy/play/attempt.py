@@ -106,6 +106,10 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             warnings,
         )
         judged = Spent()
+        if decision is None and not turns:
+            decision = NoVerdict(
+                reason="no_dialogue", detail="the simulated user finished before the agent was asked anything"
+            )
         if decision is None:
             try:
                 decision = await self.verdict(judge, tuple(turns), judged)

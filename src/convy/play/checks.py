@@ -3,12 +3,11 @@ ClaimResult, listed after the judge's decisions on the claims."""
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
 from convy.play.agent import Call
 from convy.play.outcome import ClaimResult, Turn
+from convy.project.pattern import Pattern
 from convy.project.scenario import Check
 
 
@@ -25,7 +24,10 @@ class Inspection(msgspec.Struct, frozen=True):
         """Whether `check` passes on the dialogue, and a one-line reason naming the answer."""
         turns = self.turns[-1:] if check.within == "last" else self.turns
         numbers = range(len(self.turns) - len(turns) + 1, len(self.turns) + 1)
-        found = [number for number, turn in zip(numbers, turns, strict=True) if self.found(check, turn)]
+        pattern = Pattern(check.matches)
+        found = [
+            number for number, turn in zip(numbers, turns, strict=True) if self.found(check, turn, pattern)
+        ]
         absent = "the last answer does not have it" if check.within == "last" else "no answer has it"
         match check.kind:
             case "not_contains":
@@ -42,11 +44,11 @@ class Inspection(msgspec.Struct, frozen=True):
             reason = "the agent gave no answer"
         return ClaimResult(claim=check.text(), passed=passed, grade=None, reason=reason)
 
-    def found(self, check: Check, turn: Turn) -> bool:
+    def found(self, check: Check, turn: Turn, pattern: Pattern) -> bool:
         """Whether the turn has what the check looks for (for `not_contains`: has the text)."""
         match check.kind:
             case "matches":
-                return re.search(check.matches, turn.agent) is not None
+                return pattern.search(turn.agent)
             case "tool":
                 return any(isinstance(step, Call) and step.name == check.tool for step in turn.steps)
             case _:

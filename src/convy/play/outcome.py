@@ -57,7 +57,8 @@ class Failed(Tagged, frozen=True, kw_only=True, tag="failed"):
 class NoVerdict(Tagged, frozen=True, kw_only=True, tag="no_verdict"):
     """No decision for reasons not the agent's, by role and kind (`user_timeout`, `user_failure`,
     `judge_timeout`, `judge_failure`, `judge_unreadable`, `context_exceeded`, `model_busy`,
-    `agent_busy`, `internal_error`; older folders' `model_failure`): left out of the pass rate,
+    `agent_busy`, `internal_error`, `no_dialogue` (the user finished before the agent was asked
+    anything); older folders' `model_failure`): left out of the pass rate,
     counted toward max-no-verdict. A model failure's `detail` starts with `user: ` or `judge: `."""
 
     reason: str

@@ -6,12 +6,12 @@ the file's reader (convy.project.document) points the error at that key's line."
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Literal
 
 import msgspec
 
 from convy.data import Declared
+from convy.project.pattern import Pattern
 
 
 class Graded(Declared, frozen=True, kw_only=True):
@@ -35,7 +35,8 @@ Claim = str | Graded
 class Check(Declared, frozen=True, kw_only=True):
     """A deterministic check of the agent's answers, decided without a model: exactly one of
     `contains` (an answer holds this text), `not_contains` (no answer holds it), `matches` (a
-    regular expression found in an answer, Python's `re.search`) or `tool` (a step calling the tool
+    regular expression found in an answer, run by RE2: Python's syntax without backreferences or
+    lookaround, in time linear in the answer) or `tool` (a step calling the tool
     of that name); `in: last` looks at the last answer (or turn's steps) only, `in: any` (the
     default) at every one."""
 
@@ -53,10 +54,9 @@ class Check(Declared, frozen=True, kw_only=True):
                 + (f" (it has {', '.join(given)})" if given else "")
             )
         if self.matches:
-            try:
-                re.compile(self.matches)
-            except re.error as error:
-                raise ValueError(f"`matches` is not a valid regular expression: {error}") from None
+            problem = Pattern(self.matches).problem()
+            if problem:
+                raise ValueError(f"`matches` is not a valid regular expression: {problem}")
 
     @property
     def kind(self) -> str:
