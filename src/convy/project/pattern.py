@@ -8,7 +8,6 @@ import functools
 from typing import Any
 
 import msgspec
-import re2  # type: ignore[import-untyped]  # (decision 26)
 
 
 class Pattern(msgspec.Struct, frozen=True, dict=True):
@@ -18,6 +17,8 @@ class Pattern(msgspec.Struct, frozen=True, dict=True):
 
     def problem(self) -> str:
         """Why the expression cannot be used ("" when it can)."""
+        import re2  # type: ignore[import-untyped]  # loaded only for scenarios with patterns
+
         try:
             _ = self.compiled
         except re2.error as error:
@@ -29,6 +30,8 @@ class Pattern(msgspec.Struct, frozen=True, dict=True):
     @functools.cached_property
     def compiled(self) -> Any:
         """The expression compiled by RE2 (which logs nothing of its own)."""
+        import re2
+
         options = re2.Options()
         options.log_errors = False
         return re2.compile(self.text, options=options)
