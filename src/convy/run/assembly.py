@@ -20,7 +20,7 @@ from convy.play.model import Inline, Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
-from convy.play.wire.spec import AgentSpec, HeaderName
+from convy.play.wire.spec import AgentSpec, HeaderName, Shown
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
 from convy.project.settings import Settings, Sources
@@ -234,6 +234,7 @@ class Project(msgspec.Struct, frozen=True):
         (scripts without a brief, checks without claims) need no key."""
         if (self.root / "models.py").exists():
             return
+        self.check_judge_key()
         if declarations is not None and not any(
             d.scenario.simulated or d.scenario.claims for d in declarations
         ):
@@ -244,6 +245,23 @@ class Project(msgspec.Struct, frozen=True):
                 "model-key",
                 f"is empty while model-url is the default {default}: set model-key (a secret, e.g. "
                 "`${{ secrets.OPENAI_API_KEY }}`), or point model-url at a server that needs none",
+            )
+
+    def check_judge_key(self) -> None:
+        """ConfigurationError before any request when judge-url points at another host than
+        model-url and judge-key is empty: model-key is never sent to another provider's host."""
+        settings = self.settings
+        if not settings.judge_url or settings.judge_key or not settings.model_key:
+            return
+        try:
+            judge, model = httpx.URL(settings.judge_url), httpx.URL(settings.model_url)
+        except httpx.InvalidURL:
+            raise ConfigurationError("judge-url", "is not a valid URL") from None
+        if (judge.scheme, judge.host, judge.port) != (model.scheme, model.host, model.port):
+            raise ConfigurationError(
+                "judge-key",
+                f"is empty while judge-url ({Shown(settings.judge_url).text}) is on another host than "
+                "model-url: set judge-key, so that model-key is never sent to another provider",
             )
 
     def models(
