@@ -31,6 +31,9 @@ class Graded(Declared, frozen=True, kw_only=True):
 
 Claim = str | Graded
 
+MOST_TURNS = 200
+"""The most agent answers one attempt may have (a scenario's `max_turns`, the `max-turns` setting)."""
+
 
 class Check(Declared, frozen=True, kw_only=True):
     """A deterministic check of the agent's answers, decided without a model: exactly one of
@@ -116,6 +119,10 @@ class Scenario(Declared, frozen=True, kw_only=True):
                 raise ValueError(f"`turns[{index}]` is empty")
         if self.max_turns < 0:
             raise ValueError("`max_turns` must be 1 or more (leave it out for the `max-turns` setting)")
+        if self.max_turns > MOST_TURNS:
+            raise ValueError(
+                f"`max_turns` is {self.max_turns}, more than the most a dialogue may have, {MOST_TURNS}"
+            )
         if self.max_turns and self.max_turns < len(self.script):
             raise ValueError(
                 f"`max_turns` is {self.max_turns}, fewer than the {len(self.script)} scripted turns"

@@ -211,7 +211,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     agent_version_path: str = ""
     expect_agent_version: str = ""
     agent_version_wait: Annotated[float, Meta(ge=0)] = 600.0
-    max_turns: Annotated[int, Meta(ge=1)] = 8
+    max_turns: Annotated[int, Meta(ge=1, le=200)] = 8
     turn_timeout: Annotated[float, Meta(gt=0)] = 120.0
     patience: Annotated[float, Meta(ge=0)] = 300.0
     model_rpm: Annotated[int, Meta(ge=0)] = 0
