@@ -18,6 +18,8 @@
 * `/jitter` — as `/ok`, after a random wait of up to 40 ms (so a signal can land mid-turn).
 * `/not-json`, `/no-answer` (no choices), `/object-answer`, `/number-answer` — answers convy cannot
   read, or reads as a number.
+* `/echo-headers` — HTTP 500 whose error message is every request header (as a careless agent's
+  error page might show them).
 * `/huge` — a 10 MB answer; `/huge-gzip` 10 MB gzip-encoded (about 7.5 MB sent), so its size is
   only known by reading it. Both are made once per server.
 
@@ -111,7 +113,11 @@ class AgentServer:
         latest = self.latest(request)
         with self._lock:
             self.seen[latest] += 1
-        status, answer_headers, payload = self.answer(path.split("?")[0], request, session, latest)
+        if path.split("?")[0] == "/echo-headers":
+            echoed = json.dumps({"error": {"message": repr(headers)}}).encode()
+            status, answer_headers, payload = 500, JSON, echoed
+        else:
+            status, answer_headers, payload = self.answer(path.split("?")[0], request, session, latest)
         with self._lock:
             self.requests.append(
                 Seen(path, headers, request, session, threading.current_thread().name, status)

@@ -5,6 +5,8 @@ own untrusted text: renderers draw it as such."""
 
 from __future__ import annotations
 
+import base64
+
 import msgspec
 
 MOST_SHOWN = 300
@@ -20,8 +22,11 @@ class Masked(msgspec.Struct, frozen=True):
     secrets: tuple[str, ...] = ()
 
     def text(self, text: str) -> str:
-        """`text` with every secret worth masking replaced by `***` (longest first)."""
-        for secret in sorted({s for s in self.secrets if len(s) >= SECRET_LENGTH}, key=len, reverse=True):
+        """`text` with every secret worth masking — and its Basic form, base64 — replaced by `***`
+        (longest first)."""
+        worth = {s for s in self.secrets if len(s) >= SECRET_LENGTH}
+        basic = {base64.b64encode(s.encode()).decode() for s in worth}
+        for secret in sorted(worth | basic, key=len, reverse=True):
             text = text.replace(secret, MASK)
         return text
 

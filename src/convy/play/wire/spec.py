@@ -5,6 +5,7 @@ any request: HeaderName, Environment (`${VAR}`), Shown (a URL as errors show it)
 
 from __future__ import annotations
 
+import base64
 import pathlib
 import re
 import ssl
@@ -201,16 +202,20 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         return f"AgentSpec(url={Shown(self.url).text!r}, headers={sorted(self.headers)!r})"
 
     def verify(self, base: pathlib.Path) -> ssl.SSLContext | bool:
-        """How the agent's connections check TLS: its Tls context for an https URL; nothing to check
-        (and no CA bundle to load) for plain http."""
-        return False if self.url.startswith("http://") else self.tls.context(base)
+        """How the agent's connections check TLS: its Tls context when any of its URLs (the turns',
+        a session's, the token endpoint's) is https; nothing to check (and no CA bundle to load)
+        when every one is plain http."""
+        urls = (self.url, self.session.start.url, self.session.end.url, self.auth.oauth2.token_url)
+        return False if all(url.startswith("http://") or not url for url in urls) else self.tls.context(base)
 
     def secrets(self) -> tuple[str, ...]:
         """The values never to show: header values (and their tokens after `Bearer `), the OAuth2
-        client secret."""
+        client secret, and the password of a URL's `user:password@` with the Basic credentials made
+        of it."""
         values = tuple(self.headers.values())
         bearers = tuple(value.removeprefix("Bearer ").strip() for value in values)
-        return (*values, *bearers, *((self.auth.oauth2.client_secret,) if self.auth.oauth2.given else ()))
+        oauth = (self.auth.oauth2.client_secret,) if self.auth.oauth2.given else ()
+        return (*values, *bearers, *oauth, *Credentials(self.url).secrets())
 
     def resolved(self, environ: Mapping[str, str], where: str) -> AgentSpec:
         """The same agent with every `${VAR}` of its URLs, header values and credentials read from
@@ -250,6 +255,23 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         return msgspec.structs.replace(
             self, url=url, headers=headers, session=session, auth=auth, model=variables.filled(self.model)
         )
+
+
+class Credentials(msgspec.Struct, frozen=True):
+    """The `user:password@` of a URL, which httpx sends as HTTP Basic credentials."""
+
+    url: str
+
+    def secrets(self) -> tuple[str, ...]:
+        """The password, `user:password` and its Basic (base64) form; () without a password."""
+        try:
+            parsed = httpx.URL(self.url)
+        except httpx.InvalidURL:
+            return ()
+        if not parsed.password:
+            return ()
+        pair = f"{parsed.username}:{parsed.password}"
+        return (parsed.password, pair, base64.b64encode(pair.encode()).decode())
 
 
 class Address(msgspec.Struct, frozen=True):
