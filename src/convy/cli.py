@@ -19,6 +19,7 @@ from convy.project.settings import ENGINE, Flags, Settings, Sources
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summary
+    from convy.run.stop import Stop
     from convy.store.journal import Damage
     from convy.store.runs import StoredRun
 
@@ -161,6 +162,7 @@ class Command:
         if baseline:
             before = self.stored(Path(baseline), str(baseline))
         shown: list[Printed] = []
+        stops: list[Stop] = []
 
         def watch(run: Run, missing: int) -> Ahead:
             if shown:
@@ -175,7 +177,7 @@ class Command:
             return Ahead(shown[0], Prefetch())
 
         async def play() -> Run:
-            with self.terminable():
+            with self.terminable(stops):
                 ticker = asyncio.get_running_loop().create_task(ticking())
                 try:
                     return await prepared.play(Provenance(), watch, before)
@@ -193,9 +195,10 @@ class Command:
             raise ConfigurationError("run", str(error)) from None
         except (KeyboardInterrupt, asyncio.CancelledError):
             self._err.write(
-                "\nconvy: interrupted; the run folder is kept: finish it with `convy resume RUN`\n"
+                "\nconvy: interrupted; the run folder is kept: finish it with "
+                f"`convy resume {prepared.folder}`\n"
             )
-            return EXIT_INTERRUPTED
+            return stops[0].exit_code if stops else EXIT_INTERRUPTED
         return self.reviewed(run.journal.folder, Path(baseline) if baseline else None, project.settings)
 
     def stored(self, folder: Path, what: str) -> StoredRun:
@@ -305,17 +308,20 @@ class Command:
         return EXIT_PASS
 
     @contextlib.contextmanager
-    def terminable(self) -> Iterator[None]:
-        """SIGTERM and Ctrl+C cancel the run, so the folder is marked interrupted (Stop)."""
+    def terminable(self, stops: list[Stop]) -> Iterator[None]:
+        """SIGTERM and Ctrl+C cancel the run, so the folder is marked interrupted (Stop, appended
+        to `stops` so the exit code can name the signal)."""
         import asyncio
 
-        from convy.run.stop import Stop
+        from convy.run.stop import Stop  # noqa: F811 (loaded when a run is played)
 
         task = asyncio.current_task()
         if task is None:
             yield
             return
-        with Stop(task).installed():
+        stop = Stop(task)
+        stops.append(stop)
+        with stop.installed():
             yield
 
 

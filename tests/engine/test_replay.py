@@ -263,6 +263,10 @@ def test_a_signal_marks_the_run_interrupted_and_removes_run_lock(tmp_path: Path,
         process.send_signal(signal_sent)
         _, err = process.communicate()
         (folder,) = (root / "results" / "agent").iterdir()
-    assert process.returncode == 130, err
-    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
+    # as a shell reports a process a signal ended: 128 + the signal's number (143, 130)
+    assert process.returncode == 128 + signal_sent, err
+    recorded = json.loads((folder / "run.json").read_text())
+    assert recorded["status"] == "interrupted"
+    assert recorded["reason"] == signal.Signals(signal_sent).name
+    assert f"`convy resume {folder}`" in err
     assert not (folder / "run.lock").exists() and "Traceback" not in err

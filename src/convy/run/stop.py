@@ -21,6 +21,13 @@ class Stop:
         self._task = task
         self._loop = task.get_loop()
         self._every = every
+        self.received = 0
+        """The signal that stopped the run (0: none yet)."""
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number (130 for Ctrl+C, 143 for SIGTERM), as a shell reports it."""
+        return 128 + (self.received or signal.SIGINT)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -28,16 +35,18 @@ class Stop:
         (a shell starts background jobs ignoring SIGINT, so that Ctrl+C is not meant for them)."""
         handled = [number for number in SIGNALS if signal.getsignal(number) is not signal.SIG_IGN]
         for number in handled:
-            self._loop.add_signal_handler(number, self.stop)
+            self._loop.add_signal_handler(number, self.stop, number)
         try:
             yield
         finally:
             for number in handled:
                 self._loop.remove_signal_handler(number)
 
-    def stop(self) -> None:
-        """Cancel the run's task now, and what is left of it every `every` seconds until it ends."""
-        self._task.cancel()
+    def stop(self, number: int = signal.SIGINT) -> None:
+        """Cancel the run's task now — the cancellation carries the signal's name, which run.json
+        records as the reason — and what is left of it every `every` seconds until it ends."""
+        self.received = self.received or number
+        self._task.cancel(signal.Signals(number).name)
         self._loop.call_later(self._every, self.again)
 
     def again(self) -> None:

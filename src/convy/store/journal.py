@@ -5,6 +5,7 @@ attempt is skipped, and reported as Damage."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import fcntl
@@ -398,7 +399,7 @@ class RunJournal:
                         status="interrupted",
                         started=started,
                         ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
-                        reason=type(error).__name__,
+                        reason=Interruption(error).reason(),
                         agent_version=version,
                     )
                 )
@@ -414,3 +415,19 @@ class RunJournal:
                     agent_version=version,
                 )
             )
+
+
+class Interruption(msgspec.Struct, frozen=True):
+    """What interrupted a run, as run.json records it: the signal's name (`SIGTERM`, `SIGINT`), which
+    the cancellation carries, else the error's kind."""
+
+    error: BaseException
+
+    def reason(self) -> str:
+        match self.error:
+            case asyncio.CancelledError(args=(str(name), *_)) if name.startswith("SIG"):
+                return name
+            case KeyboardInterrupt():
+                return "SIGINT"
+            case _:
+                return type(self.error).__name__
