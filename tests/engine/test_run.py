@@ -113,7 +113,9 @@ def test_a_read_timeout_and_a_refused_connection_fail_the_attempt(tmp_path: Path
         port = probe.getsockname()[1]
     refused = played(f"http://127.0.0.1:{port}/chat", tmp_path / "refused", attempts=1)
     assert isinstance(slow[0].decision, Failed) and slow[0].decision.reason == "timeout"
-    assert isinstance(refused[0].decision, Failed) and refused[0].decision.reason == "connection"
+    # a refused connection never reached the agent: a setup mistake, played again by a resume
+    assert isinstance(refused[0].decision, Failed) and refused[0].decision.reason == "not_delivered"
+    assert refused[0].decision.detail.startswith("connection: no connection to")
 
 
 def test_bad_answers_fail_the_attempt(tmp_path: Path) -> None:

@@ -73,10 +73,14 @@ class AgentFailure(Exception):
     """The agent failed a turn (HTTP 500, a timeout, an answer convy cannot read...): the attempt is
     Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
 
-    def __init__(self, reason: str, detail: str = "", *, status: int = 0, message: str = "") -> None:
+    def __init__(
+        self, reason: str, detail: str = "", *, status: int = 0, message: str = "", reached: bool = True
+    ) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.reached = reached
+        """False when the request never reached the agent (no connection could be made)."""
         self.status = status
         """The HTTP status of the answer that failed the turn; 0 where there was none."""
         self.message = message

@@ -74,6 +74,47 @@ class Unjudged(msgspec.Struct, frozen=True):
         )
 
 
+SETUP_STATUSES = (401, 403, 404, 405)
+"""Answers that refuse a request as such — its credentials, its address, its method — so the
+agent's logic never ran."""
+
+
+class Delivery(msgspec.Struct, frozen=True):
+    """An agent failure as the attempt's Failed decision. A failure before any agent answer that
+    means the request never reached the agent's logic — no connection made (refused, a name not
+    resolved, TLS failed), HTTP 401,
+    403, 404 or 405 (a session start's too) — is `not_delivered`: a setup mistake, not the
+    agent's behaviour, and an attempt `convy resume` plays again. Its detail starts with the
+    original reason."""
+
+    failure: AgentFailure
+    reached: bool
+
+    @property
+    def undelivered(self) -> bool:
+        failure = self.failure
+        if self.reached:
+            return False
+        if failure.reason == "connection":
+            return not failure.reached
+        if failure.reason == "session_failed" and (not failure.status or failure.status in SETUP_STATUSES):
+            return True
+        return failure.reason in {f"http_{status}" for status in SETUP_STATUSES}
+
+    def decision(self) -> Failed:
+        failure = self.failure
+        if not self.undelivered:
+            return Failed(
+                reason=failure.reason, detail=failure.detail, status=failure.status, message=failure.message
+            )
+        return Failed(
+            reason="not_delivered",
+            detail=f"{failure.reason}: {failure.detail}",
+            status=failure.status,
+            message=failure.message,
+        )
+
+
 class Attempt(msgspec.Struct, frozen=True, kw_only=True):
     """The index-th attempt of a scenario, with the most agent answers it may have."""
 
@@ -189,9 +230,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             warnings.append(str(problem))
             return ended, None
         except AgentFailure as failure:
-            return "agent_failed", Failed(
-                reason=failure.reason, detail=failure.detail, status=failure.status, message=failure.message
-            )
+            return "agent_failed", Delivery(failure, reached=bool(turns)).decision()
         except GaveUp as busy:
             return "agent_busy", NoVerdict(
                 reason="agent_busy", detail=str(busy), status=busy.busy.status, message=busy.busy.message

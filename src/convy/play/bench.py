@@ -28,24 +28,61 @@ class Journal(Protocol):
     def record(self, outcome: Outcome) -> None: ...
 
 
+class Mistake(msgspec.Struct, frozen=True):
+    """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
+    refused the request as such (`not_delivered`), or a model refused its key (HTTP 401 or 403).
+    `text` says what happened and the setting to check, "" when the attempt ended otherwise."""
+
+    outcome: Outcome
+
+    def text(self) -> str:
+        match self.outcome.decision:
+            case Failed(reason="not_delivered", status=status, detail=detail):
+                what = detail.partition(": ")[2] or detail
+                return f"the agent was not reached: {what}; check {self.agent_setting(status, detail)}"
+            case NoVerdict(status=401 | 403 as status, detail=detail, message=message) if detail.startswith(
+                ("user: ", "judge: ")
+            ):
+                role = detail.partition(":")[0]
+                key = "model-key" if role == "user" else "judge-key (or model-key)"
+                said = f": {message}" if message else ""
+                return f"the {role} model refused its key (HTTP {status}){said}; check {key}"
+            case _:
+                return ""
+
+    def agent_setting(self, status: int, detail: str) -> str:
+        if detail.startswith("session_failed"):
+            return "the agent file's session.start"
+        if status in (401, 403):
+            return "agent-headers (or the agent file's headers and auth)"
+        return "agent-url (or the agent file's url)"
+
+
 class FailFast:
     """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
     fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
-    `first` 0 never stops (fail-fast off)."""
+    `first` 0 turns that rule off. Whatever `first`, a setup mistake (Mistake) stops the run at the
+    first attempt it ends, while no attempt has yet reached the agent's logic (an agent key's or
+    model key's refusal at any time)."""
 
     def __init__(self, first: int = FIRST) -> None:
         self.first = first
         self.ended: list[Outcome] = []
         self.cause = ""
+        self.reached = False
 
     def seen(self, outcome: Outcome, total: int) -> None:
         """One more attempt ended, of `total` to play."""
+        mistake = Mistake(outcome).text()
+        if mistake and not self.cause and (not self.reached or isinstance(outcome.decision, NoVerdict)):
+            self.cause = mistake
+        self.reached = self.reached or bool(outcome.turns)
         wanted = min(self.first, total)
         if not wanted or len(self.ended) >= wanted:
             return
         self.ended.append(outcome)
-        if len(self.ended) == wanted:
+        if len(self.ended) == wanted and not self.cause:
             self.cause = self.common()
 
     def common(self) -> str:

@@ -31,7 +31,16 @@ from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
-from convy.store.journal import Limits, Provenance, Rejudged, RunJournal, RunSpec, ScenarioEntry, Shard
+from convy.store.journal import (
+    Limits,
+    Provenance,
+    Rejudged,
+    RunJournal,
+    RunSpec,
+    ScenarioEntry,
+    Shard,
+    Undelivered,
+)
 from convy.store.runs import StoredRun
 
 
@@ -122,8 +131,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         return Run(journal=self.journal, spec=recorded, scenarios=ordered)
 
     def missing(self) -> tuple[Attempt, ...]:
-        """The attempts of the spec that the folder does not hold yet, in declaration order."""
-        done = {(o.scenario, o.index) for o in self.journal.outcomes()}
+        """The attempts of the spec that the folder does not hold yet (or holds only as
+        `not_delivered`: they never reached the agent), in declaration order."""
+        done = {(o.scenario, o.index) for o in self.journal.outcomes() if not Undelivered(o).undelivered}
         return tuple(
             Attempt(
                 scenario=scenario,
@@ -271,7 +281,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 attempts = self.missing()
                 journal = Both(appended, watch(self, len(attempts)))
                 outcomes = await bench.run(attempts, journal, halt)
-                appended.stopped = halt.cause if halt is not None else ""
+                # a cause stops the run only when attempts were left unplayed
+                missing = len(outcomes) < len(attempts)
+                appended.stopped = halt.cause if halt is not None and missing else ""
                 if appended.stopped or not isinstance(baseline, StoredRun):
                     return outcomes
                 if rejudge:

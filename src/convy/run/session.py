@@ -80,7 +80,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
-            halt = FailFast() if settings.fail_fast else None
+            halt = FailFast() if settings.fail_fast else FailFast(0)
             await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge)
             return run
 

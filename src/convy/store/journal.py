@@ -17,7 +17,7 @@ from typing import IO, Literal
 import msgspec
 
 from convy.data import Data
-from convy.play.outcome import STAMP, Outcome
+from convy.play.outcome import STAMP, Failed, Outcome
 from convy.store.atomic import AtomicFile
 
 FORMAT = 2
@@ -260,7 +260,8 @@ class RunJournal:
 
     def outcomes(self) -> Iterator[Outcome]:
         """The outcomes on disk, streamed line by line, each (scenario, index) once: the first line
-        for it counts; a malformed line (a torn one included) and a second line for the same
+        for it counts — except that a later line supersedes a `not_delivered` one (DESIGN §14.3),
+        so those come last; a malformed line (a torn one included) and a second line for the same
         attempt are skipped (`damage()` tells which)."""
         for _, found in self._read():
             if isinstance(found, Outcome):
@@ -282,6 +283,7 @@ class RunJournal:
             raise Unreadable(f"{self.attempts} cannot be read: {self._why(error)}") from None
         decoder = msgspec.json.Decoder(Outcome)
         seen: dict[tuple[str, int], int] = {}
+        undelivered: dict[tuple[str, int], tuple[int, Outcome]] = {}
         with stream:
             for number, line in enumerate(stream, start=1):
                 if not line.strip():
@@ -294,7 +296,14 @@ class RunJournal:
                     yield number, f"{kind}, skipped: {self._short(str(error))}"
                     continue
                 key = (outcome.scenario, outcome.index)
+                if key in undelivered:
+                    # a later line supersedes a not_delivered one: that play never reached the agent
+                    del undelivered[key]
+                    seen[key] = number
                 first = seen.setdefault(key, number)
+                if first == number and Undelivered(outcome).undelivered:
+                    undelivered[key] = (number, outcome)
+                    continue
                 if first != number:
                     yield (
                         number,
@@ -305,6 +314,7 @@ class RunJournal:
                     )
                     continue
                 yield number, outcome
+        yield from undelivered.values()
 
     def _short(self, text: str) -> str:
         return text if len(text) <= 120 else text[:119] + "…"
@@ -431,3 +441,18 @@ class Interruption(msgspec.Struct, frozen=True):
                 return "SIGINT"
             case _:
                 return type(self.error).__name__
+
+
+class Undelivered(msgspec.Struct, frozen=True):
+    """Whether an attempt's line says its play never reached the agent (`not_delivered`): such an
+    attempt is played again by a resume, and its line superseded by the new one."""
+
+    outcome: Outcome
+
+    @property
+    def undelivered(self) -> bool:
+        match self.outcome.decision:
+            case Failed(reason="not_delivered"):
+                return True
+            case _:
+                return False

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import httpx
 import msgspec
 
+from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.chat import OpenAiChat, Template
@@ -32,6 +33,8 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     timeout: float
     verify: ssl.SSLContext | bool = True
     handover: Handover = msgspec.field(default_factory=Handover)
+    clock: Clock = msgspec.field(default_factory=WallClock)
+    """The time an OAuth2 token's life is counted in."""
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -97,7 +100,7 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     def tokens(self) -> Tokens | None:
         """The run's OAuth2 tokens; None without auth.oauth2."""
         oauth = self.spec.auth.oauth2
-        return Tokens(oauth, self.verify, self.timeout) if oauth.given else None
+        return Tokens(oauth, self.verify, self.timeout, self.clock) if oauth.given else None
 
     @functools.cached_property
     def url(self) -> httpx.URL:

@@ -137,17 +137,17 @@ class JsonConnection:
     def headers(
         self, accept: str = "application/json", spoken: Mapping[str, str] | None = None
     ) -> httpx.Headers:
-        """A request's headers: the agent file's (`$session` filled in; one that is then empty left
-        out) over the protocol's (`spoken`) over convy's own."""
+        """A request's headers: the agent file's (`$session` filled in; a header of the session
+        left out until it is known — its start, a first turn) over the protocol's (`spoken`) over
+        convy's own."""
         headers = self._agent.headers.copy()
         headers["Accept"] = accept
         headers.update(spoken or {})
         for name, value in self._agent.spec.headers.items():
             if "$session" in value:
-                # before the session is known (its start, a first turn) a header of it is left out
-                value = value.replace("$session", self._session).strip()
-                if not value:
+                if not self._session:
                     continue
+                value = value.replace("$session", self._session)
             headers[name] = value
         return headers
 
@@ -183,11 +183,13 @@ class JsonConnection:
         url = agent.spec.url.replace("$session", self._session)
         headers = self.headers(ACCEPT[agent.spec.stream], dialect.headers())
         body = msgspec.json.encode(dialect.body(ask))
+        sent = time.monotonic()
         async with self.streamed("POST", url, body, headers) as response:
-            return await self.read(response)
+            return await self.read(response, sent)
 
-    async def read(self, response: httpx.Response) -> tuple[Reply, object]:
-        """The answer of a 2xx response: whole JSON, or folded as it streams."""
+    async def read(self, response: httpx.Response, sent: float) -> tuple[Reply, object]:
+        """The answer of a 2xx response: whole JSON, or folded as it streams (its time to first
+        token counted from `sent`, when the request was sent)."""
         dialect = self._agent.dialect
         stream = self._agent.spec.stream
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -200,7 +202,6 @@ class JsonConnection:
             except msgspec.DecodeError:
                 raise AgentFailure("bad_answer", f"the answer from {self.shown} is not JSON") from None
             return dialect.read(data), data
-        sent = time.monotonic()
         first: float | None = None
         last: object = None
         try:
@@ -278,11 +279,14 @@ class JsonConnection:
                     yield response
                     return
             except httpx.ConnectTimeout:
-                raise AgentFailure("connection", f"no connection to {shown} (timed out)") from None
+                raise AgentFailure(
+                    "connection", f"no connection to {shown} (timed out)", reached=False
+                ) from None
             except httpx.TimeoutException as error:
                 raise AgentFailure("timeout", f"{shown} took too long ({type(error).__name__})") from None
-            except httpx.ConnectError:
-                raise AgentFailure("connection", f"no connection to {shown}") from None
+            except httpx.ConnectError as error:
+                why = ConnectProblem(error).text()
+                raise AgentFailure("connection", f"no connection to {shown}{why}", reached=False) from None
             except (httpx.HTTPError, ssl.SSLError, OSError) as error:
                 failed = type(error).__name__
                 raise AgentFailure("connection", f"the request to {shown} failed ({failed})") from None
@@ -297,3 +301,23 @@ class JsonConnection:
         if status in (429, 503):
             raise Busy(Hints(response.headers).seconds(), detail, status=status, message=message)
         raise AgentFailure(f"http_{status}", detail, status=status, message=message)
+
+
+class ConnectProblem(msgspec.Struct, frozen=True):
+    """Why no connection could be made, in a few words: refused, a name not resolved, TLS."""
+
+    error: httpx.ConnectError
+
+    def text(self) -> str:
+        said = str(self.error).lower()
+        if "certificate" in said or "ssl" in said or "tls" in said:
+            return " (TLS failed: the certificate could not be checked)"
+        if (
+            "name or service not known" in said
+            or "nodename nor servname" in said
+            or "name resolution" in said
+        ):
+            return " (its host name is not known)"
+        if "refused" in said:
+            return " (connection refused)"
+        return ""
