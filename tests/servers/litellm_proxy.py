@@ -6,7 +6,8 @@ master key (KEY) since LiteLLM refuses to start without one. Its models:
 * `mock` — LiteLLM's own `mock_response` (MOCK): streamed by LiteLLM in pieces of 3 characters;
   on `/v1/responses` a canned whole response (LiteLLM's mock does not stream there: asked to, it
   sends an error event).
-* `scripted`, `scripted-tools`, `scripted-broken` — the scripted provider of
+* `scripted` (and `support-bot`, the README's name for it), `scripted-tools`, `scripted-broken` —
+  the scripted provider of
   tests/servers/litellm_scripted.py (`convy/scripted`, `convy/tools`, `convy/broken`): real chunks
   with tool-call pieces on `/v1/chat/completions`, and real Responses API events on
   `/v1/responses` (LiteLLM's bridge from chat completions), broken mid-stream on request.
@@ -44,6 +45,7 @@ def config() -> dict[str, object]:
         name: {"model_name": name, "litellm_params": {"model": f"convy/{model}"}}
         for name, model in (
             ("scripted", "scripted"),
+            ("support-bot", "scripted"),
             ("scripted-tools", "tools"),
             ("scripted-broken", "broken"),
         )

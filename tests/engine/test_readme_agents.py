@@ -1,0 +1,140 @@
+"""Every agent example of the README's "Agents" section, played as written by `convy run` against a
+real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
+sessions, cookies, streams and OAuth2 (tests/servers/threads.py), a Responses API server, and an
+a2a-sdk agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from tests.engine.test_cli import convy, lines, only_run
+from tests.servers.a2a_agent import A2aAgent
+from tests.servers.litellm_proxy import KEY, LiteLLMProxy
+from tests.servers.responses_server import ResponsesServer
+from tests.servers.threads import ThreadServer
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
+SCENARIO = """\
+name: order
+turns:
+  - Where is order 4411?
+  - Thanks, and when will it arrive?
+checks:
+  - contains: "4411"
+"""
+
+
+def examples() -> dict[str, str]:
+    return dict(EXAMPLE.findall(README.read_text(encoding="utf-8")))
+
+
+def test_the_readme_has_one_example_for_each_shape() -> None:
+    assert list(examples()) == [
+        "openai-stream",
+        "template-sse",
+        "langgraph-threads",
+        "header-session",
+        "first-answer-id",
+        "oauth2",
+        "openai-responses",
+        "a2a",
+    ]
+
+
+def played(tmp_path: Path, name: str, environ: dict[str, str]) -> list[dict[str, object]]:
+    """The example played by `convy run` (two scripted turns, one check); its attempt lines."""
+    root = tmp_path / "project"
+    (root / "scenarios").mkdir(parents=True)
+    (root / "agents").mkdir()
+    (root / "scenarios" / "order.yaml").write_text(SCENARIO)
+    (root / "agents" / "bot.yaml").write_text(examples()[name])
+    done = convy("run", "--repeat", "2", cwd=root, env=environ)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = lines(only_run(root / "results"))
+    assert len(found) == 2
+    for line in found:
+        held = {"claim": "contains '4411'", "pass": True, "grade": None, "reason": "answer 1 has it"}
+        # every attempt held: two answers, the order number in them
+        assert line["decision"] == {"type": "verdict", "holds": True, "claims": [held]}
+        assert len(line["turns"]) == 2  # type: ignore[arg-type]
+    return found
+
+
+def firsts(found: list[dict[str, object]]) -> list[object]:
+    return [turn["first"] for line in found for turn in line["turns"]]  # type: ignore[attr-defined,index]
+
+
+@pytest.fixture
+def threads() -> Iterator[ThreadServer]:
+    with ThreadServer() as server:
+        yield server
+
+
+def test_openai_streaming(tmp_path: Path, litellm_proxy: LiteLLMProxy) -> None:
+    found = played(tmp_path, "openai-stream", {"AGENT_URL": litellm_proxy.url, "AGENT_KEY": KEY})
+    assert all(isinstance(first, float) for first in firsts(found))
+    assert found[0]["turns"][1]["agent"].endswith("(2 user messages)")  # type: ignore[index]
+
+
+def test_a_template_streamed_as_server_sent_events(tmp_path: Path, threads: ThreadServer) -> None:
+    found = played(tmp_path, "template-sse", {"AGENT_URL": threads.url})
+    assert all(isinstance(first, float) for first in firsts(found))
+
+
+def test_langgraph_threads(tmp_path: Path, threads: ThreadServer) -> None:
+    played(tmp_path, "langgraph-threads", {"AGENT_URL": threads.url})
+    started = [seen for seen in threads.requests if seen.method == "POST" and seen.path == "/threads"]
+    ended = [seen for seen in threads.requests if seen.method == "DELETE"]
+    assert len(started) == 2 and len(ended) == 2
+
+
+def test_a_header_session(tmp_path: Path, threads: ThreadServer) -> None:
+    played(tmp_path, "header-session", {"AGENT_URL": threads.url})
+    turns = [seen for seen in threads.requests if seen.path == "/sessions/turn"]
+    assert len(turns) == 4 and all(seen.headers.get("x-session-id") for seen in turns)
+    assert len({seen.headers["x-session-id"] for seen in turns}) == 2
+
+
+def test_an_id_from_the_first_answer(tmp_path: Path, threads: ThreadServer) -> None:
+    played(tmp_path, "first-answer-id", {"AGENT_URL": threads.url})
+    bodies = [seen.body for seen in threads.requests if seen.path == "/chat"]
+    # each conversation's first turn has no id yet, its second sends the one its first answer gave
+    assert sorted(bool(body["conversation_id"]) for body in bodies) == [False, False, True, True]
+    assert len({body["conversation_id"] for body in bodies if body["conversation_id"]}) == 2
+
+
+def test_oauth2_client_credentials(tmp_path: Path) -> None:
+    with ThreadServer(auth=True) as server:
+        environ = {
+            "AGENT_URL": server.url,
+            "TOKEN_URL": f"{server.url}/oauth/token",
+            "CLIENT_ID": server.client_id,
+            "CLIENT_SECRET": server.client_secret,
+        }
+        played(tmp_path, "oauth2", environ)
+    assert len(server.issued) == 1, "one token for the whole run"
+    assert server.grants[0]["scope"] == "agent.chat"
+
+
+def test_the_responses_api(tmp_path: Path) -> None:
+    with ResponsesServer() as server:
+        found = played(tmp_path, "openai-responses", {"AGENT_URL": server.url})
+    bodies = server.bodies()
+    assert sorted("previous_response_id" in body for body in bodies) == [False, False, True, True]
+    assert all(body["model"] == "support-bot" and body["stream"] for body in bodies)
+    assert all(isinstance(first, float) for first in firsts(found))
+
+
+def test_a2a(tmp_path: Path) -> None:
+    with ExitStack() as stack:
+        agent = stack.enter_context(A2aAgent())
+        played(tmp_path, "a2a", {"A2A_URL": f"{agent.url}/task"})
+        run = json.loads(next((tmp_path / "project" / "results").glob("*/*/run.json")).read_text())
+    assert run["agent_version"] == "Shoe Shop 2.4.1"
