@@ -397,7 +397,8 @@ def test_a_wrong_client_secret_is_exit_2_before_any_agent_request(tmp_path: Path
         grants = len(server.grants)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "invalid_client: Client authentication failed" in done.stdout + done.stderr
-    assert grants == 1 and agent_requests == []
+    # refused in the form, then asked once more with HTTP Basic (client_secret_basic)
+    assert grants == 2 and agent_requests == []
     assert shown_anywhere(done, folder, [SECRET]) == []
 
 
@@ -431,3 +432,33 @@ def test_a_token_an_agent_quotes_is_masked_in_the_run_folder(tmp_path: Path) -> 
         decision: dict[str, Any] = attempt["decision"]  # type: ignore[assignment]
         assert decision["reason"] == "http_400" and "Bearer ***" in decision["message"]
     assert shown_anywhere(done, folder, [SECRET, *issued]) == []
+
+
+# A token endpoint that takes HTTP Basic only (client_secret_basic)
+
+
+def test_an_endpoint_that_takes_basic_only_is_asked_again_with_basic_and_keeps_it() -> None:
+    async def run(agent: JsonAgent) -> list[Answer]:
+        await agent.ready()
+        server.revoke()
+        return await converse(agent, "c1", ["Hi"])
+
+    with ThreadServer(auth=True, basic_only=True) as server:
+        (answer,) = asyncio.run(run(JsonAgent(chat(server), 5.0)))
+    assert answer.text == "echo: Hi (turn 1)"
+    assert len(server.issued) == 2, "the first token, and the one after the agent refused it"
+    form_first, basic, renewed = server.grants
+    assert "client_secret" in form_first and "basic" not in form_first
+    assert "client_secret" not in basic and basic["basic"].startswith("Basic ")
+    assert "client_secret" not in renewed and renewed["basic"].startswith("Basic "), "Basic is kept"
+
+
+def test_a_wrong_secret_asked_both_ways_quotes_both_answers() -> None:
+    with (
+        ThreadServer(auth=True, basic_only=True, client_secret="another-secret-entirely") as server,
+        pytest.raises(ConfigurationError) as caught,
+    ):
+        talk(JsonAgent(chat(server), 5.0), ["Hi"])
+    shown = str(caught.value)
+    assert "HTTP 401: invalid_client: use HTTP Basic; asked with HTTP Basic: HTTP 401: invalid_" in shown
+    assert SECRET not in shown and server.agent_requests() == []

@@ -432,3 +432,15 @@ def test_a_run_whose_sessions_cannot_start_fails_each_attempt_with_the_services_
         assert attempt["turns"] == []
     assert turns == []
     assert "thread store is down" in (only_run(folder / "results") / "comment.md").read_text()
+
+
+def test_a_session_id_is_percent_encoded_in_a_url() -> None:
+    from convy.play.errorbody import Masked
+    from convy.play.wire.session import SessionCalls
+    from convy.play.wire.spec import SessionSpec
+
+    spec = msgspec.convert(
+        {"id": "id", "end": {"url": "http://agent.example/threads/$session", "method": "DELETE"}}, SessionSpec
+    )
+    method, url, body = SessionCalls(spec, "c1", "a/b?c#d", Masked()).end_request()
+    assert (method, url, body) == ("DELETE", "http://agent.example/threads/a%2Fb%3Fc%23d", None)

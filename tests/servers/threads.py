@@ -38,6 +38,7 @@ Every request is recorded as Seen (method, path, headers, cookies, body, status)
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import secrets
@@ -115,6 +116,8 @@ class ThreadServer:
     client_secret: str = "cs-REAL-secret-9f3a7c"  # noqa: S105 (a test credential)
     token_life: float = 3600.0
     auth: bool = False
+    basic_only: bool = False
+    """The token endpoint takes the client's credentials in HTTP Basic only (client_secret_basic)."""
     store_down: bool = False
     delete_fails: bool = False
     refused_tokens: int = 0
@@ -447,8 +450,14 @@ class ThreadServer:
 
     async def token(self, request: Request) -> Response:
         form = {key: str(value) for key, value in (await request.form()).items()}
+        basic = request.headers.get("authorization", "")
         with self._lock:
-            self.grants.append(form)
+            self.grants.append({**form, **({"basic": basic} if basic else {})})
+        if self.basic_only:
+            if "client_secret" in form or not basic.startswith("Basic "):
+                return error(401, error="invalid_client", error_description="use HTTP Basic")
+            client, _, secret = base64.b64decode(basic.removeprefix("Basic ")).decode().partition(":")
+            form = {**form, "client_id": client, "client_secret": secret}
         if form.get("grant_type") != "client_credentials":
             return error(400, error="unsupported_grant_type", error_description="only client_credentials")
         if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:

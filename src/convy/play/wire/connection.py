@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from types import TracebackType
 from typing import Self
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -180,7 +181,7 @@ class JsonConnection:
         """One turn's request and its answer, with the JSON its session id may be read from."""
         agent = self._agent
         dialect = agent.dialect
-        url = agent.spec.url.replace("$session", self._session)
+        url = agent.spec.url.replace("$session", quote(self._session, safe=""))
         headers = self.headers(ACCEPT[agent.spec.stream], dialect.headers())
         body = msgspec.json.encode(dialect.body(ask))
         sent = time.monotonic()

@@ -51,6 +51,7 @@ class Tokens:
         self._renew_at = 0.0
         self._lock = asyncio.Lock()
         self._seen: list[str] = []
+        self._basic = False
 
     @property
     def shown(self) -> str:
@@ -93,30 +94,22 @@ class Tokens:
             return self._token
 
     async def _fetch(self) -> None:
-        form = {
-            "grant_type": "client_credentials",
-            "client_id": self._oauth.client_id,
-            "client_secret": self._oauth.client_secret,
-        }
-        if self._oauth.scope:
-            form["scope"] = self._oauth.scope
-        if self._oauth.audience:
-            form["audience"] = self._oauth.audience
-        masked = Masked(self.secrets())
+        """A new token. The client authenticates in the form body (`client_secret_post`); when the
+        endpoint refuses that as a client authentication (400 or 401 `invalid_client`, or a 401),
+        it is asked once more with HTTP Basic (`client_secret_basic`, which RFC 6749 §2.3.1 makes
+        every server accept), and the way that worked is kept for the run's renewals."""
         started = self._clock.now()
-        try:
-            async with (
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(self._timeout), verify=self._verify, follow_redirects=False
-                ) as client,
-                client.stream(
-                    "POST", self._oauth.token_url, data=form, headers={"Accept": "application/json"}
-                ) as response,
-            ):
-                content = await Limited(MOST_BYTES).read(response) or b""
-                status = response.status_code
-        except (httpx.HTTPError, ssl.SSLError, OSError) as error:
-            raise Refused(f"no answer ({type(error).__name__})") from None
+        masked = Masked(self.secrets())
+        status, content = await self._asked(basic=self._basic)
+        if not self._basic and Unauthenticated(status, content).refused():
+            retried, again = await self._asked(basic=True)
+            if not 200 <= retried < 300:
+                first = f"HTTP {status}: {OAuthError(content, masked).message()}"
+                raise Refused(
+                    f"{first}; asked with HTTP Basic: HTTP {retried}: {OAuthError(again, masked).message()}"
+                )
+            self._basic = True
+            status, content = retried, again
         if not 200 <= status < 300:
             raise Refused(f"HTTP {status}: {OAuthError(content, masked).message()}")
         try:
@@ -129,6 +122,52 @@ class Tokens:
         self._seen.append(granted.access_token)
         life = granted.expires_in if granted.expires_in > 0 else 3600.0
         self._renew_at = started + life - min(60.0, life / 10)
+
+    async def _asked(self, basic: bool) -> tuple[int, bytes]:
+        """The token endpoint's status and body, the client's credentials in the form or (`basic`)
+        in an Authorization header."""
+        form = {"grant_type": "client_credentials"}
+        if not basic:
+            form.update(client_id=self._oauth.client_id, client_secret=self._oauth.client_secret)
+        if self._oauth.scope:
+            form["scope"] = self._oauth.scope
+        if self._oauth.audience:
+            form["audience"] = self._oauth.audience
+        credentials = httpx.BasicAuth(self._oauth.client_id, self._oauth.client_secret) if basic else None
+        try:
+            async with (
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(self._timeout), verify=self._verify, follow_redirects=False
+                ) as client,
+                client.stream(
+                    "POST",
+                    self._oauth.token_url,
+                    data=form,
+                    headers={"Accept": "application/json"},
+                    auth=credentials,
+                ) as response,
+            ):
+                return response.status_code, await Limited(MOST_BYTES).read(response) or b""
+        except (httpx.HTTPError, ssl.SSLError, OSError) as error:
+            raise Refused(f"no answer ({type(error).__name__})") from None
+
+
+class Unauthenticated(msgspec.Struct, frozen=True):
+    """A token endpoint's answer that refused how the client authenticated (RFC 6749 §5.2)."""
+
+    status: int
+    content: bytes
+
+    def refused(self) -> bool:
+        if self.status == 401:
+            return True
+        if self.status != 400:
+            return False
+        try:
+            data = msgspec.json.decode(self.content)
+        except msgspec.DecodeError:
+            return False
+        return isinstance(data, dict) and data.get("error") == "invalid_client"
 
 
 class OAuthError(msgspec.Struct, frozen=True):

@@ -5,6 +5,8 @@ that fails is only a warning. Received: a whole answer to such a request."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import httpx
 import msgspec
 
@@ -34,7 +36,7 @@ class SessionCalls(msgspec.Struct, frozen=True):
 
     def request(self, endpoint: Endpoint) -> tuple[str, str, bytes | None]:
         """The method, URL (`$session` filled in) and JSON body of a session request."""
-        url = endpoint.url.replace("$session", self.session)
+        url = endpoint.url.replace("$session", quote(self.session, safe=""))
         if endpoint.body is None:
             return endpoint.method.upper(), url, None
         body = Body(endpoint.body).filled((), "", self.key, self.session)
@@ -73,6 +75,6 @@ class SessionCalls(msgspec.Struct, frozen=True):
         """What went wrong ending the session ("" nothing: any 2xx answer ends it)."""
         if 200 <= received.status < 300:
             return ""
-        shown = Shown(self.spec.end.url.replace("$session", self.session)).text
+        shown = Shown(self.spec.end.url.replace("$session", quote(self.session, safe=""))).text
         said = ErrorBody(received.content, self.masked).message()
         return f"ending the session at {shown} failed: HTTP {received.status}" + (f": {said}" if said else "")
