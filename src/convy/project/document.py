@@ -11,6 +11,10 @@ import msgspec
 import yaml
 from yaml.reader import ReaderError
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader where PyYAML was built with it (its wheels are): about ten times faster than the
+pure-Python one, with the same node tree and marks."""
+
 from convy.errors import ConfigurationError
 from convy.project.scenario import Check, Graded, Scenario
 
@@ -158,7 +162,7 @@ class Document(msgspec.Struct, frozen=True):
         holds no document, or repeats a key in a mapping (checked before building, which merges `<<`
         keys into the tree)."""
         try:
-            loader = yaml.SafeLoader(text)
+            loader = LOADER(text)
         except ReaderError as error:
             line = text.count("\n", 0, error.position) + 1
             raise ConfigurationError(f"{self.file}:{line}", f"YAML error: {error.reason}") from error
