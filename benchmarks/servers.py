@@ -11,7 +11,10 @@ The model server answers a request with `response_format` `json_schema` or `json
 judge: one decision per claim, the count read from the judge's request (`Claims (N):`), a graded
 claim given its first passing grade. Any other request is the simulated user: plain text, never
 FINISHED, so every attempt plays max_turns turns. Prompt tokens are estimated from the messages'
-lengths (4 characters a token, plus 4 a message) and reported in `usage`."""
+lengths (4 characters a token, plus 4 a message) and reported in `usage`.
+
+The benchmark's side of them is at the end: LatencyServers, this process as the benchmark starts,
+asks and stops it, and Certificates, the CA and the server certificate of the HTTPS workload."""
 
 from __future__ import annotations
 
@@ -20,9 +23,14 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import ssl
+import subprocess
 import sys
 import time
+import urllib.request
+from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -344,6 +352,113 @@ class Servers:
         await loop.run_in_executor(None, sys.stdin.read)
         for server in servers:
             await server.stop()
+
+
+class Certificates:
+    """A certificate authority of the benchmark's own and a server certificate for 127.0.0.1 it
+    signed, made with the openssl command in `folder`; `ca` is what clients trust (SSL_CERT_FILE)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.ca = folder / "ca.pem"
+        self.cert = folder / "server.pem"
+        self.key = folder / "server.key"
+
+    def made(self) -> Certificates:
+        if shutil.which("openssl") is None:
+            raise RuntimeError("the https workloads need the openssl command")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        self.openssl(
+            "req",
+            "-x509",
+            *key,
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=convy benchmark CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        )
+        self.openssl("req", *key, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+        (self.folder / "server.ext").write_text(
+            "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        )
+        self.openssl(
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        )
+        return self
+
+    def openssl(self, *arguments: str) -> None:
+        subprocess.run(["openssl", *arguments], cwd=self.folder, check=True, capture_output=True)
+
+    def context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+
+class LatencyServers:
+    """benchmarks/servers.py in its own process, answering after `latency` seconds (over HTTPS with
+    `tls`'s server certificate when given)."""
+
+    def __init__(self, latency: float, tls: Certificates | None = None) -> None:
+        self.latency = latency
+        self.tls = tls
+        self._process: subprocess.Popen[bytes] | None = None
+        self.urls: dict[str, str] = {}
+
+    def __enter__(self) -> LatencyServers:
+        tls = ["--tls", str(self.tls.cert), str(self.tls.key)] if self.tls else []
+        self._process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--latency", str(self.latency), *tls],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self._process.stdout is not None
+        self.urls = json.loads(self._process.stdout.readline())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process is not None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def stats(self) -> dict[str, Any]:
+        context = self.tls.context() if self.tls else None
+        with urllib.request.urlopen(self.urls["models"] + "/stats", timeout=10, context=context) as response:
+            return json.loads(response.read())
+
+    def reset(self, pid: int = 0) -> None:
+        """Start counting afresh; `pid` is the process whose CPU time at its first request is kept."""
+        body = json.dumps({"pid": pid}).encode()
+        request = urllib.request.Request(self.urls["models"] + "/reset", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=10, context=self.tls.context() if self.tls else None):
+            pass
 
 
 if __name__ == "__main__":

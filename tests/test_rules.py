@@ -96,31 +96,33 @@ BASE = {"convy.data", "convy.errors"}
 """Shared by every stage; they import no stage."""
 
 
-def engine_imports() -> list[tuple[str, str]]:
-    """(importing module, imported convy module) for every import in src/convy, lazy ones too."""
+def imports(package: str = "convy") -> list[tuple[str, str]]:
+    """(importing module, imported module of `package`) for every import in src/<package>, lazy
+    ones too."""
     found = []
     for name, tree in modules():
-        if not name.startswith("convy/"):
+        if not name.startswith(f"{package}/"):
             continue
         for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.level == 0
-                and (node.module or "").startswith("convy")
-            ):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
                 module = node.module or ""
-                if module == "convy":
-                    found.extend((name, f"convy.{alias.name}") for alias in node.names)
-                else:
+                if module == package:
+                    found.extend((name, f"{package}.{alias.name}") for alias in node.names)
+                elif module.startswith(f"{package}."):
                     found.append((name, module))
             elif isinstance(node, ast.Import):
-                found.extend((name, a.name) for a in node.names if a.name.startswith("convy."))
+                found.extend((name, a.name) for a in node.names if a.name.startswith(f"{package}."))
     return found
 
 
-def stage_of(path_or_module: str) -> str:
+def engine_imports() -> list[tuple[str, str]]:
+    """(importing module, imported convy module) for every import in src/convy, lazy ones too."""
+    return imports("convy")
+
+
+def stage_of(path_or_module: str, stages: tuple[str, ...] = STAGES) -> str:
     parts = path_or_module.replace("/", ".").removesuffix(".py").split(".")
-    return parts[1] if len(parts) >= 2 and parts[1] in STAGES else ""
+    return parts[1] if len(parts) >= 2 and parts[1] in stages else ""
 
 
 def test_each_stage_imports_only_the_stages_before_it() -> None:
@@ -136,13 +138,17 @@ def test_each_stage_imports_only_the_stages_before_it() -> None:
     assert upward == []
 
 
-def test_every_engine_module_but_the_base_and_the_command_lives_in_a_stage() -> None:
-    top = {
+def top_level(package: str) -> set[str]:
+    """The modules of src/<package> that are in no sub-package."""
+    return {
         name
         for name, _ in modules()
-        if name.startswith("convy/") and name.count("/") == 1 and name.endswith(".py")
+        if name.startswith(f"{package}/") and name.count("/") == 1 and name.endswith(".py")
     }
-    assert top == {
+
+
+def test_every_engine_module_but_the_base_and_the_command_lives_in_a_stage() -> None:
+    assert top_level("convy") == {
         "convy/__init__.py",
         "convy/__main__.py",
         "convy/cli.py",
@@ -152,19 +158,20 @@ def test_every_engine_module_but_the_base_and_the_command_lives_in_a_stage() -> 
     }
 
 
-def test_the_engine_has_no_import_cycles() -> None:
+def cycles(package: str) -> list[str]:
+    """The import cycles among the modules of src/<package>, each as a path that comes back."""
     graph: dict[str, set[str]] = {}
-    for name, imported in engine_imports():
+    for name, imported in imports(package):
         source = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         graph.setdefault(source, set()).add(imported)
     seen: dict[str, int] = {}
-    cycles = []
+    found = []
 
     def visit(node: str, path: list[str]) -> None:
         seen[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if seen.get(nxt) == 1:
-                cycles.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+                found.append(" -> ".join([*path[path.index(nxt) :], nxt]))
             elif nxt not in seen:
                 visit(nxt, [*path, nxt])
         seen[node] = 2
@@ -172,4 +179,33 @@ def test_the_engine_has_no_import_cycles() -> None:
     for node in sorted(graph):
         if node not in seen:
             visit(node, [node])
-    assert cycles == []
+    return found
+
+
+def test_the_engine_has_no_import_cycles() -> None:
+    assert cycles("convy") == []
+
+
+ACTION_STAGES = ("runner", "github", "baseline", "publish", "run")
+"""The action's sub-packages in the order of a job (decision 25): each imports only the stages
+before it; the composition root (action.py) and the entry point import any."""
+
+
+def test_each_action_stage_imports_only_the_stages_before_it() -> None:
+    upward = []
+    for name, imported in imports("convy_action"):
+        mine, theirs = stage_of(name, ACTION_STAGES), stage_of(imported, ACTION_STAGES)
+        if mine and (not theirs or ACTION_STAGES.index(theirs) > ACTION_STAGES.index(mine)):
+            upward.append(f"{name} imports {imported}")
+    assert upward == []
+
+
+def test_every_action_module_but_the_composition_root_lives_in_a_stage() -> None:
+    top = top_level("convy_action")
+    assert top == {"convy_action/__init__.py", "convy_action/__main__.py", "convy_action/action.py"}
+    folders = {name.split("/")[1] for name, _ in modules() if name.startswith("convy_action/")}
+    assert folders - {name.split("/")[1] for name in top} == set(ACTION_STAGES)
+
+
+def test_the_action_has_no_import_cycles() -> None:
+    assert cycles("convy_action") == []

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
-from convy.project.settings import ENGINE, Flags, Settings, Sources
+from convy.project.names import ENGINE
+from convy.project.settings import Flags, Settings, Sources
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summary

@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8", errors="replace")
     arguments = tuple(sys.argv[1:] if argv is None else argv)
     if {"-h", "--help"} & set(arguments):
-        from convy_action.inputs import Inputs
+        from convy_action.runner.inputs import Inputs
 
         Inputs(arguments, os.environ, Path.cwd()).parser().print_help()
         return 0

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from convy.project.settings import ACTION, DESCRIPTIONS, ENGINE
-from convy_action.outputs import OUTPUTS
+from convy_action.runner.outputs import OUTPUTS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -17,10 +17,16 @@ import pytest
 
 from convy.demo.localserver import LocalServer
 from convy.errors import ConfigurationError
-from convy_action.artifacts import ArtifactError, ResultsService, RuntimeToken, Uploaded, UploadedEarlier
-from convy_action.github import GitHub
-from convy_action.retries import Retries
-from convy_action.zipped import Archive
+from convy_action.github.artifacts import (
+    ArtifactError,
+    ResultsService,
+    RuntimeToken,
+    Uploaded,
+    UploadedEarlier,
+)
+from convy_action.github.rest import GitHub
+from convy_action.github.retries import Retries
+from convy_action.github.zipped import Archive
 from tests.servers.github import FakeGitHub
 from tests.servers.results import Answer, Fault
 

@@ -14,9 +14,10 @@ from convy.compare.comparison import NoBaseline
 from convy.compare.summary import Summed
 from convy.errors import ConfigurationError
 from convy.store.runs import StoredRun
-from convy_action.baseline import AutoBaseline, LocalBaseline, Looked, RunBaseline
-from convy_action.github import GitHub
-from convy_action.retries import Retries
+from convy_action.baseline.readable import Looked
+from convy_action.baseline.wanted import AutoBaseline, LocalBaseline, RunBaseline
+from convy_action.github.rest import GitHub
+from convy_action.github.retries import Retries
 from tests.action.folders import all_held, copied, golden, hostile, zipped
 from tests.servers.github import FakeGitHub, Run
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from convy_action.comment import CUT, LIMIT, Body, Marked, Posted, StickyComment, Unposted
-from convy_action.github import GitHub
-from convy_action.retries import Retries
+from convy_action.github.rest import GitHub
+from convy_action.github.retries import Retries
+from convy_action.publish.comment import CUT, LIMIT, Body, Marked, Posted, StickyComment, Unposted
 from tests.servers.github import BOT_LOGIN, FakeGitHub, Token
 
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from convy.errors import ConfigurationError
-from convy_action.context import Context, Event
+from convy_action.runner.context import Context, Event
 
 
 def event_file(tmp_path: Path, payload: object) -> str:

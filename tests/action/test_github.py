@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from convy.fakes import ManualClock
-from convy_action.github import GitHub, GitHubError
-from convy_action.retries import Retries
-from convy_action.zipped import UnsafeArchive
+from convy_action.github.rest import GitHub, GitHubError
+from convy_action.github.retries import Retries
+from convy_action.github.zipped import UnsafeArchive
 from tests.servers.github import FakeGitHub, Token
 from tests.servers.results import Fault
 

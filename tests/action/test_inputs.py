@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from convy.errors import ConfigurationError
-from convy_action.inputs import NAMES, Inputs, Masks
+from convy_action.runner.inputs import NAMES, Inputs, Masks
 
 
 def inputs(tmp_path: Path, *argv: str, **environ: str) -> Inputs:

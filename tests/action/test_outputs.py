@@ -12,8 +12,8 @@ from convy.compare.comparison import Compared, NoBaseline
 from convy.compare.gate import Gate
 from convy.compare.summary import Summed
 from convy.store.runs import Runs
-from convy_action.outputs import OUTPUTS, Annotations, Command, Results, StepOutputs, Stopped
-from convy_action.summary import CUT, MIB, JobSummary
+from convy_action.runner.outputs import OUTPUTS, Annotations, Command, Results, StepOutputs, Stopped
+from convy_action.runner.summary import CUT, MIB, JobSummary
 from tests.action.folders import all_held, golden
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from convy_action.zipped import Archive, UnsafeArchive
+from convy_action.github.zipped import Archive, UnsafeArchive
 
 
 def folder(root: Path) -> Path:

@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from convy_action.artifacts import ResultsService, Uploaded
-from convy_action.github import GitHub
-from convy_action.retries import Retries
-from convy_action.zipped import Archive
+from convy_action.github.artifacts import ResultsService, Uploaded
+from convy_action.github.rest import GitHub
+from convy_action.github.retries import Retries
+from convy_action.github.zipped import Archive
 from tests.servers.github import FakeGitHub, Run
 
 HERE = Path(__file__).resolve().parent

@@ -106,9 +106,10 @@ def test_a_scenario_file_nested_500_levels_is_exit_2_not_a_recursion_error(tmp_p
         cwd=tmp_path,
     )
     assert done.returncode == 2, done.stderr
-    assert (
-        "Traceback" not in done.stderr and "deep.yaml" in done.stderr and "nested too deeply" in done.stderr
-    )
+    # libyaml's loader reads the nesting (the value is then not a text); the pure-Python one gives up
+    # on it: either way a configuration error at the file, never a traceback
+    assert "Traceback" not in done.stderr and "deep.yaml" in done.stderr
+    assert "nested too deeply" in done.stderr or "deep.yaml:2: Expected `str`, got `array`" in done.stderr
 
 
 def test_scenario_names_and_claims_reach_the_console_without_control_characters(tmp_path: Path) -> None:

@@ -486,7 +486,7 @@ def test_a_drop_made_of_lower_scenarios_fails_and_lists_them_as_regressions_with
     tmp_path: Path,
 ) -> None:
     from convy.draw.markdown import CommentMarkdown
-    from convy_action.outputs import Annotations
+    from convy_action.runner.outputs import Annotations
 
     names = [f"s{i}" for i in range(6)]
     before = summary({n: [True] * 3 for n in names})

@@ -12,8 +12,9 @@ from typing import Literal, get_args
 import msgspec
 
 from convy.compare.adaptive import Designed
+from convy.compare.parts import FailingClaim, ScenarioSummary, Spread
 from convy.compare.statistics import PValue, Rate, Strata, Table, Tally, Unknown
-from convy.compare.summary import FailingClaim, ScenarioSummary, Spread, Summary
+from convy.compare.summary import Summary
 from convy.data import Data, Tagged
 
 Status = Literal[

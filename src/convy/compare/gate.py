@@ -15,8 +15,9 @@ from typing import Literal
 import msgspec
 
 from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
+from convy.compare.parts import Reason
 from convy.compare.statistics import PValue
-from convy.compare.summary import Reason, Summary
+from convy.compare.summary import Summary
 from convy.data import Data
 
 Verdict = Literal["pass", "fail", "inconclusive"]

@@ -8,7 +8,8 @@ import msgspec
 
 from convy.compare.comparison import Comparison
 from convy.compare.gate import GateDecision
-from convy.draw.markdown import Excerpt, Figures
+from convy.draw.blocks import Excerpt
+from convy.draw.figures import Figures
 from convy.draw.untrusted import ELLIPSIS, Untrusted
 
 STYLE = "simple"

@@ -1,5 +1,6 @@
-"""The pages: Report (one run, with a window per scenario listing its attempts), ComparisonPage (a run
-against its baseline) and Index (every run of a results folder), each one standalone HTML file.
+"""The pages: Report (one run, with a window per scenario listing its attempts: Windows, in
+transcript.py), ComparisonPage (a run against its baseline) and Index (every run of a results
+folder), each one standalone HTML file.
 
 Every number and decision on them comes from the model — Summary, Comparison, GateDecision — and is
 made into text here: the tiles, a scenario's status and its colour, the rows and their order. The
@@ -12,11 +13,11 @@ from collections.abc import Iterable
 from pathlib import PurePath
 
 import msgspec
-from markdown_it import MarkdownIt
 
 from convy.compare.comparison import STATUSES, Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
-from convy.compare.summary import ScenarioSummary, Summary
+from convy.compare.parts import ScenarioSummary
+from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.page import (
@@ -34,11 +35,10 @@ from convy.draw.page import (
     Tone,
     Trend,
     View,
-    Window,
 )
 from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
-from convy.draw.transcript import AgentMarkdown, Attempt, Excerpt
-from convy.play.outcome import Outcome, Verdict
+from convy.draw.transcript import Excerpt, Windows
+from convy.play.outcome import Outcome
 
 CHANGE_TONES: dict[str, Tone] = {
     "regressed": "bad",
@@ -67,32 +67,6 @@ RESULTS = (
 )
 
 
-SHOWN = 20
-"""The most attempts a scenario's window shows."""
-
-
-class Chosen:
-    """The attempts of one scenario a report shows, chosen while they stream past: up to SHOWN that
-    did not hold, then the first that held; never more than 2 × SHOWN held at once."""
-
-    def __init__(self) -> None:
-        self.unheld: list[Outcome] = []
-        self.held: list[Outcome] = []
-
-    def add(self, outcome: Outcome) -> None:
-        match outcome.decision:
-            case Verdict(holds=True):
-                if len(self.held) < SHOWN:
-                    self.held.append(outcome)
-            case _:
-                if len(self.unheld) < SHOWN:
-                    self.unheld.append(outcome)
-
-    def shown(self) -> list[Outcome]:
-        kept = self.unheld + self.held[: SHOWN - len(self.unheld)]
-        return sorted(kept, key=lambda outcome: outcome.index)
-
-
 class Report(msgspec.Struct, frozen=True):
     """One run's page: its tiles, charts, a table of its scenarios and, for each, a window with its
     attempts (transcript, the agent's steps, each claim's decision). `outcomes` are streamed once:
@@ -115,7 +89,7 @@ class Report(msgspec.Struct, frozen=True):
                 tiles=run.tiles(),
                 charts=self.charts(),
                 grids=(self.grid(), run.parties()),
-                windows=self.windows(),
+                windows=Windows(summary=s, outcomes=self.outcomes).windows(),
             )
         )
 
@@ -189,53 +163,6 @@ class Report(msgspec.Struct, frozen=True):
             window=index,
             anchor=Anchor(c.name).id(),
         )
-
-    def windows(self) -> tuple[Window, ...]:
-        """Each scenario's window with at most SHOWN attempts — those that did not hold first, then
-        the first that held — so a page of a 10,000-attempt run stays light; every attempt is in
-        attempts.jsonl and the tables."""
-        scenarios = self.summary.scenarios
-        places = {c.name: index for index, c in enumerate(scenarios)}
-        chosen: list[Chosen] = [Chosen() for _ in scenarios]
-        for outcome in self.outcomes:
-            place = places.get(outcome.scenario)
-            if place is not None:
-                chosen[place].add(outcome)
-        markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
-        return tuple(
-            self.window(
-                c,
-                tuple(msgspec.Raw(msgspec.json.encode(Attempt(o, markdown).view())) for o in kept.shown()),
-            )
-            for c, kept in zip(scenarios, chosen, strict=True)
-        )
-
-    def window(self, c: ScenarioSummary, attempts: tuple[msgspec.Raw, ...]) -> Window:
-        where = f"{c.file}:{c.line}" if c.file else "declared in no file"
-        facts: tuple[str, ...] = (
-            f"pass rate {Percent(number=c.rate).text()}",
-            Counted(tally=c.tally).text(),
-            f"pass^{self.summary.repeat} {Percent(number=c.pass_k).value()}",
-            f"{c.failed} failed · {c.no_verdict} without verdict",
-            f"attempt time {Figure(spread=c.seconds, unit='s').line()}",
-            where,
-        )
-        if len(attempts) < c.attempts:
-            facts = (
-                *facts,
-                f"showing {len(attempts)} of {c.attempts} attempts, those that did not hold first; "
-                "every attempt is in attempts.jsonl",
-            )
-        failing = tuple(
-            Tile(
-                label=Excerpt(text=f.claim).whole(),
-                value=f"failed in {f.failed} of {f.judged} judged attempts",
-                note=Excerpt(text=f.reason).whole(),
-                tone="bad",
-            )
-            for f in c.failing
-        )
-        return Window(title=c.name, facts=facts, failing=failing, attempts=attempts)
 
 
 class ComparisonPage(msgspec.Struct, frozen=True):

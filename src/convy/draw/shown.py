@@ -8,8 +8,9 @@ from __future__ import annotations
 import msgspec
 
 from convy.compare.gate import GateDecision
+from convy.compare.parts import Reason, Spread
 from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
-from convy.compare.summary import Reason, Spread, Summary
+from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.page import Band, Cell, Grid, Headline, Interval, Row, Tile, Tone
 from convy.play.agent import Usage

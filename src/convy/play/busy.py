@@ -1,9 +1,9 @@
 """Busy, which an agent, model or judge raises when its service refused a request unprocessed (or,
 for a model, failed in a way worth asking again); RetryAfter, the wait such a service asked for, and
 Hints, every header a busy service may say it in; Clock, the time patience is counted in; Patience,
-how long a participant waits for a busy service, and GaveUp when it is over; Rate, requests per
-minute; Places, a participant's requests at once and per minute, fewer at once while its service is
-busy, which sends and retries them as its patience allows."""
+how long a participant waits for a busy service, and GaveUp when it is over; Places, a participant's
+requests at once and per minute (a Rate, rate.py), fewer at once while its service is busy, which
+sends and retries them as its patience allows."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import email.utils
 import random
 import re
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 
 import msgspec
+
+from convy.play.rate import Rate
 
 if TYPE_CHECKING:
     from tenacity import AsyncRetrying, RetryCallState
@@ -240,50 +241,6 @@ class Trying(msgspec.Struct, frozen=True):
                 raise GaveUp(error, self.waited(), self.patience.seconds) from error
             case _:
                 raise GaveUp(Busy(detail="busy"), self.waited(), self.patience.seconds)
-
-
-class Rate:
-    """At most `per_minute` sends in any `window` seconds (60 by default; 0 means no limit), for
-    every participant that shares it (the user's model and the judge share their provider's).
-
-    Sends are paced, one every window/per_minute seconds, so a run takes the time the limit allows
-    and no burst meets a provider's shorter-period limits; and the moments of the last sends are
-    kept, so no window — lengthened by a small margin for the way to the server — ever holds more
-    than `per_minute`. Moments are the event loop's time."""
-
-    MARGIN = 0.005
-    """The share of the window added to it, so sends counted here arrive inside the limit."""
-
-    def __init__(self, per_minute: int, window: float = 60.0) -> None:
-        if per_minute < 0:
-            raise ValueError("requests per minute must be 0 (no limit) or more")
-        if window <= 0:
-            raise ValueError("the window must be longer than 0 seconds")
-        self._most = per_minute
-        self._window = window * (1 + self.MARGIN)
-        self._gap = window / per_minute if per_minute else 0.0
-        self._next = 0.0
-        self._sent: deque[float] = deque()
-        self._turn = asyncio.Lock()
-
-    async def take(self) -> None:
-        """Returns when one more send fits, and counts it as sent now."""
-        if self._most == 0:
-            return
-        async with self._turn:
-            loop = asyncio.get_running_loop()
-            while True:
-                now = loop.time()
-                while self._sent and self._sent[0] <= now - self._window:
-                    self._sent.popleft()
-                paced = self._next - now
-                full = self._sent[0] + self._window - now if len(self._sent) >= self._most else 0.0
-                wait = max(paced, full)
-                if wait <= 0:
-                    self._sent.append(now)
-                    self._next = now + self._gap
-                    return
-                await asyncio.sleep(wait)
 
 
 class Places:

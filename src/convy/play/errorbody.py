@@ -1,11 +1,13 @@
 """What a service said when it answered with an error: ErrorBody, the body of an error answer read
 for its message (OpenAI, Azure, Anthropic, LiteLLM, vLLM, FastAPI and plain-text shapes), and
-Masked, text with the secrets that must never be shown replaced. The message is still the service's
-own untrusted text: renderers draw it as such."""
+Masked, text with the secrets that must never be shown replaced; and what an error answer means for
+a model's request (CONTEXT, RETRIED, REFUSED, ADJUSTABLE, UNSUPPORTED). The message is still the
+service's own untrusted text: renderers draw it as such."""
 
 from __future__ import annotations
 
 import base64
+import re
 
 import msgspec
 
@@ -14,6 +16,21 @@ MOST_SHOWN = 300
 SECRET_LENGTH = 8
 """The shortest value masked as a secret: shorter ones would corrupt every message for nothing."""
 MASK = "***"
+
+CONTEXT = re.compile(
+    r"context[ _](length|window|size)|maximum context|context_length_exceeded|too many tokens"
+    r"|prompt is too long|exceeds? the (available )?context|n_ctx",
+    re.IGNORECASE,
+)
+"""How servers say that the request does not fit the model's context."""
+RETRIED = frozenset({429, 500, 502, 503, 504})
+"""Error statuses of a model's answer that are asked again within patience (no side effects)."""
+REFUSED = frozenset({429, 503})
+"""Of those, the ones that say the service is busy (it refused the request unprocessed)."""
+ADJUSTABLE = frozenset({400, 422, 500})
+"""Error statuses after which a request the server refused by a parameter's name is sent without it."""
+UNSUPPORTED = ("unsupported", "not supported", "unrecognized", "unknown", "not allowed", "extra")
+"""Words with which a server refuses a parameter by its name."""
 
 
 class Masked(msgspec.Struct, frozen=True):

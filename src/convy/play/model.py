@@ -8,7 +8,6 @@ judge's."""
 
 from __future__ import annotations
 
-import re
 from typing import Literal, Protocol
 
 import httpx
@@ -17,23 +16,10 @@ import msgspec
 from convy.data import Data
 from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
-from convy.play.errorbody import ErrorBody, Masked
+from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
 
 Kind = Literal["failure", "timeout", "busy", "context", "unreadable"]
 
-CONTEXT = re.compile(
-    r"context[ _](length|window|size)|maximum context|context_length_exceeded|too many tokens"
-    r"|prompt is too long|exceeds? the (available )?context|n_ctx",
-    re.IGNORECASE,
-)
-"""How servers say that the request does not fit the model's context."""
-RETRIED = frozenset({429, 500, 502, 503, 504})
-"""Error statuses of a model's answer that are asked again within patience (no side effects)."""
-REFUSED = frozenset({429, 503})
-"""Of those, the ones that say the service is busy (it refused the request unprocessed)."""
-ADJUSTABLE = frozenset({400, 422, 500})
-"""Error statuses after which a request the server refused by a parameter's name is sent without it."""
-UNSUPPORTED = ("unsupported", "not supported", "unrecognized", "unknown", "not allowed", "extra")
 FORMATS: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
 """The judge's structured-output chain, strongest first: `response_format` json_schema (strict),
 json_object carrying the schema under `schema` (llama.cpp), plain json_object, none."""

@@ -11,12 +11,12 @@ import msgspec
 import yaml
 from yaml.reader import ReaderError
 
+from convy.errors import ConfigurationError
+from convy.project.scenario import Check, Graded, Scenario
+
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's loader where PyYAML was built with it (its wheels are): about ten times faster than the
 pure-Python one, with the same node tree and marks."""
-
-from convy.errors import ConfigurationError
-from convy.project.scenario import Check, Graded, Scenario
 
 
 class Declaration(msgspec.Struct, frozen=True, kw_only=True):

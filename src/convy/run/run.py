@@ -22,11 +22,12 @@ from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
 from convy.play.bench import Bench, FailFast, Journal
-from convy.play.busy import Patience, Places, Rate
+from convy.play.busy import Patience, Places
 from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario

@@ -1,7 +1,8 @@
-"""The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json),
-and RunJournal (a Journal), which writes the folder and holds run.lock while it plays. Read back,
-attempts.jsonl counts each (scenario, index) once: a malformed line or a second line for the same
-attempt is skipped, and reported as Damage."""
+"""The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json) —
+run.json's records, kept in runfile.py and handed on from here — and RunJournal (a Journal), which
+writes the folder and holds run.lock while it plays. Read back, attempts.jsonl counts each
+(scenario, index) once: a malformed line or a second line for the same attempt is skipped, and
+reported as Damage."""
 
 from __future__ import annotations
 
@@ -12,128 +13,33 @@ import fcntl
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO
 
 import msgspec
 
 from convy.data import Data
 from convy.play.outcome import STAMP, Failed, Outcome
 from convy.store.atomic import AtomicFile
+from convy.store.runfile import (
+    FORMAT,
+    Header,
+    Limits,
+    Merged,
+    MergedShard,
+    Provenance,
+    RunFile,
+    RunSpec,
+    ScenarioEntry,
+    Shard,
+    Status,
+)
 
-FORMAT = 2
-"""The run folder format this code writes; a newer one is refused, an older one converted.
-Format 2 splits each scenario's fingerprint into its dialogue part and its criteria part; a format-1
-folder reads with both unknown (""), so its scenarios are never re-judged."""
-
-Status = Literal["running", "finished", "interrupted", "stopped"]
-
-
-class Provenance(Data, frozen=True, kw_only=True):
-    """Where the run came from: repository, commit, ref, workflow run, pull request ("" unknown)."""
-
-    repository: str = ""
-    sha: str = ""
-    ref: str = ""
-    workflow_run: str = ""
-    pull_request: int = 0
-
-
-class MergedShard(Data, frozen=True, kw_only=True):
-    """One shard a merged run was made of: which (`k/n`), its own run id, how it ended."""
-
-    shard: str
-    run: str
-    status: str
-    attempts: int
-
-
-class Merged(Provenance, frozen=True, kw_only=True):
-    """The provenance of a run merged from shards: the shards' own (one workflow run), and the
-    shards. Written as Provenance plus `shards`; read back as Provenance."""
-
-    shards: tuple[MergedShard, ...] = ()
-
-
-class ScenarioEntry(Data, frozen=True, kw_only=True):
-    """A scenario as the run recorded it: its name, fingerprint and where it was declared."""
-
-    name: str
-    fingerprint: str
-    file: str = ""
-    line: int = 0
-    claim_lines: tuple[int, ...] = ()
-    dialogue: str = ""
-    """The fingerprint of what decides how the dialogue plays (brief, opening or turns, max
-    turns); "" unknown (a format-1 folder)."""
-    criteria: str = ""
-    """The fingerprint of what decides how a dialogue is judged (claims, checks); "" unknown."""
-
-
-class Limits(Data, frozen=True, kw_only=True):
-    """How the run was played: conversations at once, turns, time limits, request rates."""
-
-    concurrency: int = 8
-    max_turns: int = 8
-    turn_timeout: float = 120.0
-    patience: float = 300.0
-    model_rpm: int = 0
-    agent_rpm: int = 0
-
-
-class Shard(Data, frozen=True, kw_only=True, omit_defaults=True):
-    """Which shard of a run this one is — shard `index` of `count` (1-based) of a run of `scenarios`
-    (all of them, in declaration order) — or, all fields empty, no shard: the whole run."""
-
-    index: int = 0
-    count: int = 0
-    scenarios: tuple[ScenarioEntry, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return f"{self.index}/{self.count}" if self.count else ""
-
-
-class RunSpec(Data, frozen=True, kw_only=True):
-    """What a run plays: agent, scenarios, repeat, models by name only, limits, provenance; a
-    shard's run plays its slice of the scenarios and says which shard it is."""
-
-    agent: str
-    scenarios: tuple[ScenarioEntry, ...]
-    repeat: int
-    max_repeat: int = 0
-    """With a baseline, the most attempts a scenario whose comparison was unclear got (0: off)."""
-    user_model: str = ""
-    judge_model: str = ""
-    limits: Limits = Limits()
-    provenance: Provenance = Provenance()
-    left_out: tuple[str, ...] = ()
-    """The project's scenarios this run does not play (left out by `match`, or by `shard`: the
-    other shards' scenarios): "not played" in a comparison, never "removed"."""
-    shard: Shard = Shard()
-
-    def expected(self) -> tuple[tuple[str, int], ...]:
-        """Every (scenario, attempt index) of the run, in declaration order."""
-        return tuple((s.name, i) for s in self.scenarios for i in range(self.repeat))
-
-
-class RunFile(Data, frozen=True, kw_only=True):
-    """run.json."""
-
-    format: int
-    spec: RunSpec
-    status: Status
-    started: str
-    ended: str = ""
-    reason: str = ""
-    """Why the run is interrupted (the exception's name) or stopped (fail-fast's cause)."""
-    agent_version: str = ""
-    """The agent's build as agent-version-url reported it before playing (empty: not asked)."""
-
-
-class Header(msgspec.Struct, frozen=True):
-    """The part of run.json read before anything else: its format."""
-
-    format: int = 0
+# run.json's records are handed on: the run folder's format has one door
+__all__ = [
+    "Appended", "Damage", "FORMAT", "Header", "Interruption", "Limits", "Merged", "MergedShard",
+    "NewerFormat", "Provenance", "Rejudged", "RunFile", "RunInUse", "RunJournal", "RunSpec",
+    "ScenarioEntry", "Shard", "Status", "Undelivered", "Unreadable"
+]
 
 
 class Damage(Data, frozen=True, kw_only=True):

@@ -20,9 +20,9 @@ import msgspec
 
 from convy.data import Data, Tagged
 from convy.errors import ConfigurationError
-from convy_action.github import AGENT
-from convy_action.retries import PATIENT, Retries, Transient
-from convy_action.zipped import MIB, Archive
+from convy_action.github.rest import AGENT
+from convy_action.github.retries import PATIENT, Retries, Transient
+from convy_action.github.zipped import MIB, Archive
 
 SERVICE = "github.actions.results.api.v1.ArtifactService"
 FORBIDDEN = '":<>|*?\r\n\\/'

@@ -14,8 +14,8 @@ import httpx
 import msgspec
 
 from convy.data import Data
-from convy_action.retries import PATIENT, Retries, Transient
-from convy_action.zipped import MIB, UnsafeArchive
+from convy_action.github.retries import PATIENT, Retries, Transient
+from convy_action.github.zipped import MIB, UnsafeArchive
 
 API_VERSION = "2022-11-28"
 AGENT = "convy-action"

@@ -15,7 +15,7 @@ from convy.compare.comparison import Comparison
 from convy.compare.gate import GateDecision
 from convy.data import Tagged
 from convy.draw.markdown import Marker
-from convy_action.github import GitHub, GitHubError, IssueComment
+from convy_action.github.rest import GitHub, GitHubError, IssueComment
 
 BOT = "github-actions[bot]"
 MARKER_START = "<!-- convy-action:"

@@ -1,6 +1,6 @@
-"""Stand-ins chosen at the composition root where the action must not (or cannot) reach GitHub: a
-dry run, a job without the runner's artifact token, an event without a pull request. They take the
-place of ArtifactShelf and StickyComment, so nothing below __main__ asks whether it is a dry run."""
+"""Stand-ins chosen (where.py) where the action must not (or cannot) reach GitHub: a dry run, a job
+without the runner's artifact token, an event without a pull request. They take the place of
+ArtifactShelf and StickyComment, so nothing after Where asks whether it is a dry run."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy_action.comment import Skipped
-from convy_action.shelf import NotUploaded
+from convy_action.publish.comment import Skipped
+from convy_action.publish.shelf import NotUploaded
 
 
 class KeptFolder(msgspec.Struct, frozen=True):

@@ -12,7 +12,7 @@ import msgspec
 from convy.data import Tagged
 from convy.draw.markdown import Marker
 from convy.errors import ConfigurationError
-from convy_action.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
+from convy_action.github.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
 
 
 class NotUploaded(Tagged, frozen=True, kw_only=True, tag="not_uploaded"):

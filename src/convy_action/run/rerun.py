@@ -1,7 +1,8 @@
 """Earlier: what a re-run of a workflow run (GITHUB_RUN_ATTEMPT > 1) resumes instead of playing
 everything again — a partial run folder of the same workflow run left in the workspace (a
 self-hosted runner keeps it), else the run's own artifact from an earlier attempt when it holds an
-unfinished run (downloaded and unpacked into the results folder; the upload then replaces it)."""
+unfinished run (downloaded and unpacked into the results folder; the upload then replaces it).
+Rerun prepares the run found to be resumed, and its shelf to replace the earlier artifact."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from pathlib import Path
 
 import msgspec
 
+from convy.run.assembly import Project
 from convy.run.run import RunId
+from convy.run.session import Prepared, Session
 from convy.store.journal import NewerFormat, RunJournal
-from convy_action.artifacts import ArtifactError, ResultsService
-from convy_action.zipped import Archive, UnsafeArchive
+from convy_action.github.artifacts import ArtifactError, ResultsService
+from convy_action.github.zipped import Archive, UnsafeArchive
+from convy_action.publish.shelf import ArtifactShelf, Shelf
+from convy_action.runner.context import Context
+from convy_action.runner.log import Log
 
 
 class Found(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,3 +100,42 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
             "this attempt plays a new one"
         )
         return Found(notes=tuple(notes))
+
+
+class Rerun(msgspec.Struct, frozen=True, kw_only=True):
+    """A re-run of this workflow run (GITHUB_RUN_ATTEMPT > 1) in the runner's `context`: the
+    `project` played, its `shard` (`k/n`; empty: the whole run), a `scratch` folder, the job's `log`."""
+
+    project: Project
+    context: Context
+    shard: str
+    scratch: Path
+    log: Log
+
+    def resumed(self, prepared: Prepared, shelf: Shelf) -> tuple[Prepared, Shelf]:
+        """On a re-run (GITHUB_RUN_ATTEMPT > 1), the unfinished run of this workflow run — a partial
+        folder in the workspace, else the artifact an earlier attempt uploaded — prepared to be
+        resumed (only its missing attempts are played), and a shelf that replaces the artifact."""
+        context = self.context
+        if context.run_attempt <= 1 or not context.run_id:
+            return prepared, shelf
+        earlier = Earlier(
+            results=prepared.folder.parent,
+            run=str(context.run_id),
+            agent=prepared.name,
+            shard=self.shard,
+            name=shelf.name if isinstance(shelf, ArtifactShelf) else "",
+            service=shelf.service if isinstance(shelf, ArtifactShelf) else None,
+            scratch=self.scratch / "earlier",
+        )
+        found = earlier.found()
+        for note in found.notes:
+            self.log.warning(f"re-run: {note}")
+        if found.folder is None:
+            return prepared, shelf
+        self.log.line(
+            f"convy: attempt {context.run_attempt} of this workflow run resumes {found.source}: "
+            f"{context.relative(found.folder)}"
+        )
+        resumed = Session(project=self.project, resume=found.folder).prepared()
+        return resumed, shelf.replacing() if isinstance(shelf, ArtifactShelf) else shelf

@@ -17,9 +17,9 @@ from convy.project.shard import Slice
 from convy.store.journal import NewerFormat
 from convy.store.merged import WHERE, Shards
 from convy.store.runs import Runs, StoredRun
-from convy_action.artifacts import ArtifactError, Listed, ResultsService
-from convy_action.github import GitHub, GitHubError
-from convy_action.zipped import Archive, UnsafeArchive
+from convy_action.github.artifacts import ArtifactError, Listed, ResultsService
+from convy_action.github.rest import GitHub, GitHubError
+from convy_action.github.zipped import Archive, UnsafeArchive
 
 SHARDED = re.compile(r"(.+)-shard-(\d+)-of-(\d+)")
 """A shard's artifact name: the run's artifact name, the shard, the count."""

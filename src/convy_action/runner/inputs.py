@@ -12,7 +12,8 @@ import msgspec
 
 from convy.errors import ConfigurationError
 from convy.play.errorbody import SECRET_LENGTH
-from convy.project.settings import ACTION, ENGINE, SECRETS, Flags, Setting, Settings, Sources
+from convy.project.names import ACTION, ENGINE, SECRETS
+from convy.project.settings import Flags, Setting, Settings, Sources
 
 NAMES: tuple[str, ...] = ENGINE + ACTION
 """Every input of the action, in the order of action.yml."""

@@ -1,0 +1,83 @@
+"""The parts a run's Summary is made of: Spread (how a time or token figure spread over the
+attempts), Reason (attempts ended for one reason), Party (whose fault the attempts that did not hold
+are), FailingClaim, ScenarioSummary (one scenario summed up) and Rejudging (what re-judging a
+baseline took)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from convy.compare.statistics import Rate, Share, Tally, Unknown
+from convy.data import Data
+
+
+class Spread(Data, frozen=True, kw_only=True):
+    """How a figure spread over the attempts that reported it: median, p90, min, max; `count` is
+    how many reported it. With none, every number is None (unknown)."""
+
+    count: int = 0
+    median: float | None = None
+    p90: float | None = None
+    least: float | None = None
+    most: float | None = None
+    total: float | None = None
+
+
+class Reason(Data, frozen=True, kw_only=True):
+    """How many attempts ended for one reason, with the commonest HTTP status and message among them
+    (the service's own words where it gave some, else convy's detail; empty when there is none)."""
+
+    reason: str
+    count: int
+    status: int = 0
+    message: str = ""
+
+
+class Party(Data, frozen=True, kw_only=True):
+    """The attempts that did not hold by one party's doing: how many, the commonest reason among
+    them, and its commonest message (for the agent's failed claims: the judge's first reason)."""
+
+    party: str
+    count: int
+    reason: str
+    message: str = ""
+
+
+class FailingClaim(Data, frozen=True, kw_only=True):
+    """A claim that did not pass in some attempts, with the judge's first reason."""
+
+    claim: str
+    failed: int
+    judged: int
+    reason: str
+    line: int = 0
+
+
+class Rejudging(Data, frozen=True, kw_only=True):
+    """What re-judging a baseline took: the scenarios and attempts judged again with today's claims,
+    checks and judge, and the judge's tokens for it (None: unknown, no call reported them)."""
+
+    scenarios: int = 0
+    attempts: int = 0
+    judge_tokens: int | None = None
+
+
+class ScenarioSummary(Data, frozen=True, kw_only=True):
+    """One scenario of a run summed up."""
+
+    name: str
+    fingerprint: str
+    file: str = ""
+    line: int = 0
+    attempts: int
+    tally: Tally
+    rate: Rate | Unknown
+    pass_k: Share | Unknown
+    failed: int
+    no_verdict: int
+    failing: tuple[FailingClaim, ...] = ()
+    seconds: Spread = Spread()
+    rejudged: bool = False
+    """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
+    first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
+    """The attempts of the first round (index < repeat): what decided whether more were played."""

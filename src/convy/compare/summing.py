@@ -1,0 +1,283 @@
+"""What a run's figures add up to while its attempts stream past, in one pass: Figures (one
+figure's values, then its Spread), ScenarioCount and ClaimCount, Said (reasons and their commonest
+status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose) and Summing,
+which holds them all; Summed (summary.py) reads them once the attempts have passed."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import msgspec
+
+from convy.compare.parts import FailingClaim, Party, Reason, ScenarioSummary, Spread
+from convy.compare.statistics import Tally
+from convy.play.agent import Usage
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.store.journal import ScenarioEntry
+
+PARTIES: tuple[str, ...] = ("agent", "user model", "judge", "busy", "convy")
+"""Whose an attempt that did not hold is, in the order the comment lists them (DESIGN §13.2):
+the agent (claims failed, or it failed), the simulated user's model, the judge, a service busy
+beyond patience; `convy` for convy's own bug in one attempt."""
+NO_VERDICT_PARTIES: dict[str, str] = {
+    "user_timeout": "user model",
+    "user_failure": "user model",
+    "no_dialogue": "user model",
+    "judge_timeout": "judge",
+    "judge_failure": "judge",
+    "judge_unreadable": "judge",
+    "agent_busy": "busy",
+    "model_busy": "busy",
+    "internal_error": "convy",
+}
+"""The party of each no-verdict reason that names its role; `model_failure` (older folders) and
+`context_exceeded` say theirs by the start of their detail (`user: `, `judge: `)."""
+
+
+class Whose(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose an attempt without verdict is, by its reason (and for `model_failure` and
+    `context_exceeded`, by the role its detail starts with)."""
+
+    reason: str
+    detail: str = ""
+
+    def party(self) -> str:
+        known = NO_VERDICT_PARTIES.get(self.reason)
+        if known is not None:
+            return known
+        return "user model" if self.detail.startswith("user: ") else "judge"
+
+
+class Figures(msgspec.Struct):
+    """The values of one figure, gathered while attempts stream past."""
+
+    values: list[float] = msgspec.field(default_factory=list)
+
+    def add(self, value: float | None) -> None:
+        if value is not None:
+            self.values.append(value)
+
+    def spread(self) -> Spread:
+        if not self.values:
+            return Spread()
+        ordered = sorted(self.values)
+        return Spread(
+            count=len(ordered),
+            median=self.quantile(ordered, 0.5),
+            p90=self.quantile(ordered, 0.9),
+            least=ordered[0],
+            most=ordered[-1],
+            total=math.fsum(ordered),
+        )
+
+    def quantile(self, ordered: list[float], q: float) -> float:
+        """Linear interpolation between closest ranks (numpy's default)."""
+        position = (len(ordered) - 1) * q
+        low = math.floor(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+class ClaimCount(msgspec.Struct):
+    judged: int = 0
+    failed: int = 0
+    reason: str = ""
+
+
+class ScenarioCount(msgspec.Struct):
+    """A scenario's attempts, counted while they stream past."""
+
+    repeat: int = 0
+    attempts: int = 0
+    held: int = 0
+    judged: int = 0
+    first_held: int = 0
+    first_judged: int = 0
+    failed: int = 0
+    no_verdict: int = 0
+    claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
+    seconds: Figures = msgspec.field(default_factory=Figures)
+
+    def add(self, outcome: Outcome) -> None:
+        self.attempts += 1
+        self.seconds.add(outcome.seconds)
+        match outcome.decision:
+            case Verdict(holds=holds, claims=claims):
+                self.judged += 1
+                self.held += holds
+                if outcome.index < self.repeat:
+                    self.first_judged += 1
+                    self.first_held += holds
+                for result in claims:
+                    count = self.claims.setdefault(result.claim, ClaimCount())
+                    count.judged += 1
+                    if not result.passed:
+                        count.failed += 1
+                        count.reason = count.reason or result.reason
+            case Failed():
+                self.judged += 1
+                self.failed += 1
+                if outcome.index < self.repeat:
+                    self.first_judged += 1
+            case NoVerdict():
+                self.no_verdict += 1
+
+    def summary(self, entry: ScenarioEntry, repeat: int) -> ScenarioSummary:
+        tally = Tally(held=self.held, judged=self.judged)
+        lines = entry.claim_lines
+        failing = tuple(
+            FailingClaim(
+                claim=claim,
+                failed=c.failed,
+                judged=c.judged,
+                reason=c.reason,
+                line=lines[index] if index < len(lines) else entry.line,
+            )
+            for index, (claim, c) in enumerate(self.claims.items())
+            if c.failed
+        )
+        return ScenarioSummary(
+            name=entry.name,
+            fingerprint=entry.fingerprint,
+            file=entry.file,
+            line=entry.line,
+            attempts=self.attempts,
+            tally=tally,
+            rate=tally.rate(),
+            pass_k=tally.pass_k(repeat),
+            failed=self.failed,
+            no_verdict=self.no_verdict,
+            failing=failing,
+            seconds=self.seconds.spread(),
+            first=Tally(held=self.first_held, judged=self.first_judged),
+        )
+
+
+class Said(msgspec.Struct):
+    """The reasons of one kind of ending, with the statuses and messages seen for each, counted."""
+
+    reasons: Counter[str] = msgspec.field(default_factory=Counter)
+    statuses: dict[str, Counter[int]] = msgspec.field(default_factory=dict)
+    messages: dict[str, Counter[str]] = msgspec.field(default_factory=dict)
+
+    def add(self, reason: str, status: int = 0, message: str = "") -> None:
+        self.reasons[reason] += 1
+        self.statuses.setdefault(reason, Counter())[status] += 1
+        if message:
+            self.messages.setdefault(reason, Counter())[message] += 1
+
+    def counted(self) -> tuple[Reason, ...]:
+        return tuple(
+            Reason(
+                reason=reason,
+                count=count,
+                status=self.statuses[reason].most_common(1)[0][0],
+                message=self.message(reason),
+            )
+            for reason, count in self.reasons.most_common()
+        )
+
+    def message(self, reason: str) -> str:
+        messages = self.messages.get(reason)
+        return messages.most_common(1)[0][0] if messages else ""
+
+
+class Blame(msgspec.Struct):
+    """Whose each attempt that did not hold is, counted while the attempts stream past."""
+
+    parties: dict[str, Said] = msgspec.field(default_factory=dict)
+
+    def add(self, decision: Verdict | Failed | NoVerdict) -> None:
+        match decision:
+            case Verdict(holds=True):
+                return
+            case Verdict(claims=claims):
+                reason = next((c.reason for c in claims if not c.passed), "")
+                self.said("agent").add("claims_failed", 0, reason)
+            case Failed(reason=reason, status=status, message=message, detail=detail):
+                self.said("agent").add(reason, status, message or detail)
+            case NoVerdict(reason=reason, status=status, message=message, detail=detail):
+                self.said(self.party(reason, detail)).add(reason, status, message or self.bare(detail))
+
+    def party(self, reason: str, detail: str) -> str:
+        return Whose(reason=reason, detail=detail).party()
+
+    def bare(self, detail: str) -> str:
+        """A detail without the role it starts with (the party says it)."""
+        for role in ("user: ", "judge: "):
+            if detail.startswith(role):
+                return detail[len(role) :]
+        return detail
+
+    def said(self, party: str) -> Said:
+        return self.parties.setdefault(party, Said())
+
+    def counted(self) -> tuple[Party, ...]:
+        found: list[Party] = []
+        for party in PARTIES:
+            said = self.parties.get(party)
+            if said is None:
+                continue
+            reason, _ = said.reasons.most_common(1)[0]
+            found.append(
+                Party(
+                    party=party,
+                    count=sum(said.reasons.values()),
+                    reason=reason,
+                    message=said.message(reason),
+                )
+            )
+        return tuple(found)
+
+
+class Summing(msgspec.Struct):
+    """A run's figures, summed while its attempts stream past."""
+
+    repeat: int = 0
+    scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
+    failed: Said = msgspec.field(default_factory=Said)
+    unjudged: Said = msgspec.field(default_factory=Said)
+    blame: Blame = msgspec.field(default_factory=Blame)
+    attempt_seconds: Figures = msgspec.field(default_factory=Figures)
+    turn_seconds: Figures = msgspec.field(default_factory=Figures)
+    first_seconds: Figures = msgspec.field(default_factory=Figures)
+    turns: Figures = msgspec.field(default_factory=Figures)
+    agent_input: Figures = msgspec.field(default_factory=Figures)
+    agent_output: Figures = msgspec.field(default_factory=Figures)
+    user: Figures = msgspec.field(default_factory=Figures)
+    judge: Figures = msgspec.field(default_factory=Figures)
+
+    def add(self, outcome: Outcome) -> None:
+        self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
+        match outcome.decision:
+            case Failed(reason=reason, status=status, message=message, detail=detail):
+                self.failed.add(reason, status, message or detail)
+            case NoVerdict(reason=reason, status=status, message=message, detail=detail):
+                self.unjudged.add(reason, status, message or self.blame.bare(detail))
+            case Verdict():
+                pass
+        self.blame.add(outcome.decision)
+        self.attempt_seconds.add(outcome.seconds)
+        self.turns.add(float(len(outcome.turns)))
+        for turn in outcome.turns:
+            self.turn_seconds.add(turn.seconds)
+            if turn.first is not None:
+                self.first_seconds.add(turn.first)
+        usages = [turn.usage for turn in outcome.turns]
+        self.agent_input.add(self.total(usages, "input"))
+        self.agent_output.add(self.total(usages, "output"))
+        self.user.add(self.both(outcome.user_usage))
+        self.judge.add(self.both(outcome.judge_usage))
+
+    def total(self, usages: list[Usage | None], side: str) -> float | None:
+        """The sum over an attempt's turns; unknown when any turn did not report it."""
+        values = [getattr(u, side) if u is not None else None for u in usages]
+        if not values or any(v is None for v in values):
+            return None
+        return float(sum(v for v in values if v is not None))
+
+    def both(self, usage: Usage | None) -> float | None:
+        if usage is None or usage.input is None or usage.output is None:
+            return None
+        return float(usage.input + usage.output)

@@ -1,0 +1,152 @@
+"""The settings by name: DESCRIPTIONS, the one table of what each setting means (the flags' help,
+action.yml's inputs), in the order of Settings; which belong to the engine (ENGINE) and which to
+the action (ACTION); the SECRETS, and the MODELS settings."""
+
+from __future__ import annotations
+
+# What each setting means, in the order of Settings: the flags' help and action.yml's descriptions.
+DESCRIPTIONS: dict[str, str] = {
+    "project": "the user's project folder",
+    "scenarios": "folder or glob of scenario files, relative to the project",
+    "match": "comma-separated globs over scenario names and tags (default: every scenario)",
+    "agent": "which agent to play (default: the only one, or `agent` for agent-url)",
+    "agent-url": "a declarative agent without files: its full endpoint URL",
+    "agent-body": "the declarative agent's JSON body template ($messages, $message, $conversation)",
+    "agent-answer": "the dotted path of the answer in the declarative agent's response JSON",
+    "agent-headers": "the declarative agent's request headers, one `Name: value` per line (secret)",
+    "agent-protocol": (
+        "what the declarative agent speaks: `openai-chat`, `openai-responses`, `a2a` or `template` "
+        "(default: template when agent-body or agent-answer is given, else openai-chat)"
+    ),
+    "agent-stream": (
+        "how the declarative agent streams its answers: `none` (default), `sse`, `ndjson` or `text`"
+    ),
+    "agent-model": (
+        "the `model` sent to an openai-chat or openai-responses agent (gateways such as LiteLLM need it)"
+    ),
+    "model-url": "OpenAI-compatible base URL of the simulated user's and the judge's models",
+    "model-key": "API key of the models (secret)",
+    "user-model": "the simulated user's model name",
+    "judge-model": "the judge's model name (default: the user model)",
+    "judge-url": "OpenAI-compatible base URL of the judge's model (default: model-url)",
+    "judge-key": "API key of the judge's model (secret; default: model-key)",
+    "system-role": (
+        "`system` (default) or `inline`: the system text put at the start of the first user message,"
+        " for models without a system role"
+    ),
+    "user-max-tokens": "most tokens the simulated user's model may write in one reply",
+    "judge-max-tokens": "most tokens the judge's model may write in one reply",
+    "model-timeout": "seconds a model may take to answer one request (apart from turn-timeout, the agent's)",
+    "repeat": "attempts per scenario",
+    "max-repeat": (
+        "with a baseline, scenarios whose comparison is unclear after `repeat` attempts get more, up to "
+        "this many (default: `repeat`, which turns it off)"
+    ),
+    "rejudge": (
+        "with a baseline, re-judge its dialogues of scenarios whose claims or checks changed (or all, "
+        "when the judge model changed), so they are still compared"
+    ),
+    "concurrency": "conversations at once",
+    "min-pass-rate": "absolute floor of the pass rate (0..1); 0 turns it off",
+    "max-drop": "largest allowed drop of the pass rate versus the baseline (0..1)",
+    "alpha": "a drop counts only when significant at this level (between 0 and 1)",
+    "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
+    "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
+    "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
+    "results": "where run folders go, relative to the project",
+    "agent-version-url": "a URL (GET, with the agent's headers) whose answer names the agent's build",
+    "agent-version-path": "the dotted path of the build in agent-version-url's JSON answer",
+    "expect-agent-version": "wait until the agent's build contains this text (e.g. the PR's head SHA)",
+    "agent-version-wait": "seconds to wait for expect-agent-version before exit 2",
+    "max-turns": "most agent answers in one attempt; a scenario's own max_turns wins",
+    "turn-timeout": "seconds for opening a conversation, each turn, and closing it",
+    "patience": "seconds a participant waits for a busy service (429/503)",
+    "model-rpm": "requests per minute to the models; 0 is no limit",
+    "agent-rpm": "requests per minute to the agent; 0 is no limit",
+    "shard": (
+        "play one slice of the scenarios, `k/n` (1-based): scenario i (0-based, in declaration order) "
+        "belongs to shard (i mod n) + 1"
+    ),
+    "baseline": "`auto`, `none`, a workflow run id, or (dry runs) a local run folder",
+    "baseline-branch": "where `auto` looks (default: the PR's base branch, else the default branch)",
+    "artifact-name": "the run folder's artifact (default: convy-<agent>)",
+    "retention-days": "days the artifact is kept; 0 is the repository's setting",
+    "comment": "post or update the PR comment",
+    "comment-key": (
+        "a key that keeps this job's comment and artifact apart from other jobs' (matrix legs): "
+        "the marker becomes <!-- convy-action:<agent>:<key> -->, the artifact convy-<agent>-<key>"
+    ),
+    "comment-when": (
+        "when to post a new comment: `always`, `changed` (the verdict is not pass or a scenario is "
+        "not unchanged) or `failed` (fail or inconclusive); an existing comment is always updated"
+    ),
+    "merge": (
+        "merge the shards' artifacts of this workflow run into one run, upload it, compare, comment "
+        "and gate (the job after the shard jobs)"
+    ),
+    "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
+    "dry-run": "play, compare and render, but upload and post nothing",
+    "demo": "play the bundled example project against a built-in demo agent, without keys or network",
+}
+# The settings of the engine (convy run); the others belong to the action.
+ENGINE: tuple[str, ...] = (
+    "project",
+    "scenarios",
+    "match",
+    "agent",
+    "agent-url",
+    "agent-body",
+    "agent-answer",
+    "agent-headers",
+    "agent-protocol",
+    "agent-stream",
+    "agent-model",
+    "model-url",
+    "model-key",
+    "user-model",
+    "judge-model",
+    "judge-url",
+    "judge-key",
+    "system-role",
+    "user-max-tokens",
+    "judge-max-tokens",
+    "model-timeout",
+    "repeat",
+    "max-repeat",
+    "rejudge",
+    "concurrency",
+    "min-pass-rate",
+    "max-drop",
+    "alpha",
+    "max-no-verdict",
+    "max-failed",
+    "fail-fast",
+    "results",
+    "agent-version-url",
+    "agent-version-path",
+    "expect-agent-version",
+    "agent-version-wait",
+    "max-turns",
+    "turn-timeout",
+    "patience",
+    "model-rpm",
+    "agent-rpm",
+    "shard",
+)
+ACTION: tuple[str, ...] = (
+    "baseline",
+    "baseline-branch",
+    "artifact-name",
+    "retention-days",
+    "comment",
+    "comment-key",
+    "comment-when",
+    "merge",
+    "github-token",
+    "dry-run",
+    "demo",
+)
+# Masked in logs, never written, refused in [tool.convy] (a file in the repository).
+SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "github-token", "agent-headers"})
+# The settings that define the models: with a models.py as well, the project is exit 2.
+MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model", "judge-url", "judge-key")

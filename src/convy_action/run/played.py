@@ -1,0 +1,86 @@
+"""The job's run played and reviewed: Played, the prepared run's missing attempts played against
+the baseline found, with progress in the log between workflow commands switched off (agent and
+model text is not trusted), SIGTERM and Ctrl+C stopping it; Gated, a run folder reviewed and gated
+against the baseline, which is dropped with a warning when the two runs cannot be compared."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import msgspec
+
+from convy.compare.comparison import NoBaseline, RunsDiffer
+from convy.draw.progress import Printed
+from convy.draw.untrusted import Untrusted
+from convy.errors import ConfigurationError
+from convy.project.settings import Settings
+from convy.run.review import Review, Reviewed
+from convy.run.run import Run
+from convy.run.session import Prepared
+from convy.run.stop import Stop
+from convy.store.journal import RunInUse
+from convy.store.runs import Runs
+from convy_action.baseline.readable import Looked
+from convy_action.runner.context import Context, Event
+from convy_action.runner.log import Log
+
+
+class Played(msgspec.Struct, frozen=True):
+    """Runs played in the runner's `context` for the `event`, against the baseline `looked` found,
+    their progress shown in the job's `log`."""
+
+    context: Context
+    event: Event
+    looked: Looked
+    log: Log
+
+    def run(self, prepared: Prepared) -> Run:
+        """The `prepared` run played (its missing attempts); ConfigurationError when its folder is
+        in use by another process."""
+        log, context, event, looked = self.log, self.context, self.event, self.looked
+
+        shown: list[Printed] = []
+
+        def watch(run: Run, missing: int) -> Printed:
+            if shown:
+                log.line(f"convy: {missing} more attempts where the comparison is unclear")
+                shown[0].more(missing)
+                return shown[0]
+            log.line(
+                f"convy: {missing} attempts of {len(run.spec.expected())} to play against "
+                f"{Untrusted(text=run.spec.agent).console(200)!r} → {context.relative(run.journal.folder)}"
+            )
+            shown.append(Printed(missing, log.out, False))
+            return shown[0]
+
+        async def play() -> Run:
+            task = asyncio.current_task()
+            if task is None:
+                return await prepared.play(context.provenance(event), watch, looked.baseline)
+            with Stop(task).installed():
+                return await prepared.play(context.provenance(event), watch, looked.baseline)
+
+        with log.untrusted():
+            try:
+                return asyncio.run(play())
+            except RunInUse as error:
+                raise ConfigurationError("run", str(error)) from None
+
+
+class Gated(msgspec.Struct, frozen=True):
+    """Run folders reviewed against the baseline `looked` found, gated as `settings` say; a warning
+    in the job's `log` when the baseline is not comparable."""
+
+    looked: Looked
+    settings: Settings
+    log: Log
+
+    def reviewed(self, folder: Path) -> Reviewed:
+        looked, settings = self.looked, self.settings
+        stored = Runs(folder.parent).one(folder)
+        try:
+            return Review.gated(stored, looked.baseline, settings).reviewed()
+        except RunsDiffer as error:
+            self.log.warning(f"baseline {looked.source} is not comparable: {error}")
+            return Review.gated(stored, NoBaseline(why=str(error)), settings).reviewed()
