@@ -92,7 +92,7 @@ def test_no_module_level_functions_but_the_entry_points() -> None:
 
 STAGES = ("project", "play", "store", "compare", "draw", "run")
 """The engine's sub-packages in pipeline order: each imports only the stages before it."""
-BASE = {"convy.data", "convy.errors"}
+BASE = {"convy.data", "convy.errors", "convy.words"}
 """Shared by every stage; they import no stage."""
 
 
@@ -155,6 +155,7 @@ def test_every_engine_module_but_the_base_and_the_command_lives_in_a_stage() -> 
         "convy/data.py",
         "convy/errors.py",
         "convy/fakes.py",
+        "convy/words.py",
     }
 
 

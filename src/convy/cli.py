@@ -17,6 +17,7 @@ from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
 from convy.project.names import ENGINE
 from convy.project.settings import Flags, Settings, Sources
+from convy.words import Plural
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summary
@@ -167,11 +168,13 @@ class Command:
 
         def watch(run: Run, missing: int) -> Ahead:
             if shown:
-                self._out.write(f"convy: {missing} more attempts where the comparison is unclear\n")
+                self._out.write(
+                    f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear\n"
+                )
                 shown[0].more(missing)
                 return Ahead(shown[0], Prefetch())
             self._out.write(
-                f"convy: {missing} attempts of {len(run.spec.expected())} to play "
+                f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play "
                 f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"
             )
             shown.append(Printed(missing, self._out, self._out.isatty()))

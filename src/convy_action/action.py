@@ -53,7 +53,7 @@ class Action:
     ) -> None:
         self._argv = tuple(argv)
         self._environ = dict(environ)
-        self._log = Log(out)
+        self._log = Log(out, environ.get("GITHUB_ACTIONS") == "true")
         self._folder = folder
         self._retries = retries
 

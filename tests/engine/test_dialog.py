@@ -239,7 +239,7 @@ def test_a_grade_given_for_a_plain_claim_is_dropped() -> None:
             decisions({"pass": "yes", "reason": "."}, {"pass": True, "grade": "clear"}),
             "not true or false",
         ),
-        (decisions({"pass": True, "reason": "Only one."}), "1 decisions for 2 claims"),
+        (decisions({"pass": True, "reason": "Only one."}), "1 decision for 2 claims"),
         (
             decisions({"pass": True}, {"pass": True, "grade": "clear"}, {"pass": True}),
             "3 decisions for 2 claims",
@@ -306,7 +306,7 @@ def test_checked_gives_the_judge_only_what_was_said() -> None:
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        (verdict(RIGHT[0]), "decided 1 claims of 2"),
+        (verdict(RIGHT[0]), "decided 1 claim of 2"),
         (verdict(RIGHT[1], RIGHT[0]), "decision 1 is not about claim 1"),
         (
             verdict(msgspec.structs.replace(RIGHT[0], grade="clear"), RIGHT[1]),

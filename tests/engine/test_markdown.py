@@ -117,7 +117,7 @@ def tables(text: str) -> list[list[int]]:
 
 
 OURS = re.compile(
-    r"<details><summary>(All [0-9,]+ scenarios|All metrics|Lower than the baseline, within noise "
+    r"<details><summary>(All [0-9,]+ scenarios?|All metrics|Lower than the baseline, within noise "
     r"\([0-9,]+\))</summary>"
 )
 

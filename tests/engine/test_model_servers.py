@@ -385,7 +385,7 @@ def test_a_malformed_reply_is_asked_again_once_with_the_reason() -> None:
     roles = [message["role"] for message in requests[1]["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
     assert requests[1]["messages"][2]["content"] == '{"decisions": [{"pass": true, "reason": "one"}]}'
-    assert "1 decisions for 2 claims" in requests[1]["messages"][3]["content"]
+    assert "1 decision for 2 claims" in requests[1]["messages"][3]["content"]
     assert decided.usage.output == len('{"decisions": [{"pass": true, "reason": "one"}]}') + len(GOOD)  # type: ignore[attr-defined]
 
 

@@ -19,6 +19,7 @@ from convy.compare.parts import Reason
 from convy.compare.statistics import PValue
 from convy.compare.summary import Summary
 from convy.data import Data
+from convy.words import Plural
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 
@@ -77,16 +78,6 @@ class Cause(msgspec.Struct, frozen=True):
         return f"{first.reason} ×{first.count}{status}" + (f": {message}" if message else "")
 
 
-class Plural(msgspec.Struct, frozen=True):
-    """A noun agreeing with its count: `1 attempt`, `2 attempts` (the noun only)."""
-
-    count: int
-    noun: str
-
-    def text(self) -> str:
-        return self.noun if self.count == 1 else f"{self.noun}s"
-
-
 class Gate(msgspec.Struct, frozen=True, kw_only=True):
     """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict,
     most attempts the agent failed."""
@@ -125,7 +116,8 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             return self.decided(
                 "inconclusive",
                 "no-verdicts",
-                f"none of the {now.attempts} attempts has a verdict: the pass rate is unknown",
+                f"none of the {Plural(now.attempts, 'attempt').text()} has a verdict: the "
+                "pass rate is unknown",
                 unjudged,
             )
         if Fraction(now.no_verdict_attempts, now.attempts) > self.exact(self.max_no_verdict):
@@ -133,7 +125,8 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             return self.decided(
                 "inconclusive",
                 "max-no-verdict",
-                f"{now.no_verdict_attempts} of {now.attempts} attempts ({share * 100:.1f}%) have no verdict, "
+                f"{now.no_verdict_attempts} of {Plural(now.attempts, 'attempt').text()} "
+                f"({share * 100:.1f}%) have no verdict, "
                 f"more than max-no-verdict {self.max_no_verdict * 100:.1f}%",
                 unjudged,
             )
@@ -143,7 +136,8 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             return self.decided(
                 "fail",
                 "max-failed",
-                f"the agent failed {now.failed_attempts} of {now.attempts} attempts ({share * 100:.1f}%), "
+                f"the agent failed {now.failed_attempts} of {Plural(now.attempts, 'attempt').text()} "
+                f"({share * 100:.1f}%), "
                 f"more than max-failed {self.max_failed * 100:.1f}%",
                 failed,
             )
@@ -151,7 +145,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             return self.decided(
                 "fail",
                 "nothing-held",
-                f"none of the {now.tally.judged} judged {Plural(now.tally.judged, 'attempt').text()} held",
+                f"none of the {now.tally.judged} judged {Plural(now.tally.judged, 'attempt').word} held",
                 failed or self.claims(now),
             )
         if self.min_pass_rate > 0 and Fraction(now.tally.held, now.tally.judged) < self.exact(

@@ -11,6 +11,7 @@ from convy.compare.gate import GateDecision
 from convy.draw.blocks import Excerpt
 from convy.draw.figures import Figures
 from convy.draw.untrusted import ELLIPSIS, Untrusted
+from convy.words import Plural
 
 STYLE = "simple"
 
@@ -55,6 +56,6 @@ class ConsoleText(msgspec.Struct, frozen=True):
             parts.append(f"Lower than the baseline, within noise ({len(lower)}): {names}")
         parts += [
             f"All metrics\n{figures.metrics(STYLE).text()}",
-            f"All {len(comparison.scenarios)} scenarios\n{figures.scenarios(STYLE).text()}",
+            f"All {Plural(len(comparison.scenarios), 'scenario').text()}\n{figures.scenarios(STYLE).text()}",
         ]
         return "\n\n".join(parts)

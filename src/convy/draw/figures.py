@@ -14,6 +14,7 @@ from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
+from convy.words import Plural
 
 AGENT = 80
 """Characters of an agent's name in a headline."""
@@ -95,13 +96,17 @@ class Figures(msgspec.Struct, frozen=True):
         notes: list[str] = []
         if now.stopped and now.attempts < now.expected:
             notes.append(
-                f"fail-fast stopped the run: {now.attempts} of {now.expected} attempts were played; "
+                f"fail-fast stopped the run: {now.attempts} of "
+                f"{Plural(now.expected, 'attempt').text()} were played; "
                 "`convy resume` plays the ones missing"
             )
         elif now.stopped:
             notes.append("fail-fast stopped the run, but every attempt had already started")
         elif now.status != "finished":
-            notes.append(f"the run is {now.status}: {now.attempts} of {now.expected} attempts were played")
+            notes.append(
+                f"the run is {now.status}: {now.attempts} of {Plural(now.expected, 'attempt').text()} "
+                "were played"
+            )
         if now.torn:
             notes.append("the last line of attempts.jsonl was torn (a crash mid-write) and was skipped")
         match self.comparison.baseline:

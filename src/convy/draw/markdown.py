@@ -23,6 +23,7 @@ from convy.compare.gate import GateDecision
 from convy.data import Data
 from convy.draw.blocks import Limit, Listed, MarkdownCells
 from convy.draw.figures import Figures
+from convy.words import Plural
 
 VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
 
@@ -127,7 +128,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             "<details><summary>All metrics</summary>",
             figures.metrics("github").text(),
             "</details>",
-            f"<details><summary>All {len(comparison.scenarios)} scenarios</summary>",
+            f"<details><summary>All {Plural(len(comparison.scenarios), 'scenario').text()}</summary>",
             everything,
             "</details>",
             self.links.markdown(),

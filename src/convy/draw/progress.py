@@ -9,6 +9,7 @@ from typing import TextIO
 
 from convy.draw.untrusted import Untrusted
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.words import Plural
 
 
 class Printed:
@@ -54,7 +55,7 @@ class Printed:
             scenario = self._shown(outcome.scenario, 120)
             self._stream.write(
                 f"[{self.done}/{self._total}] {scenario} #{outcome.index + 1}: {mark} "
-                f"({len(outcome.turns)} turns, {outcome.seconds:.1f} s)\n"
+                f"({Plural(len(outcome.turns), 'turn').text()}, {outcome.seconds:.1f} s)\n"
             )
         self._stream.flush()
 

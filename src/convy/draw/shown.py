@@ -14,6 +14,7 @@ from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.page import Band, Cell, Grid, Headline, Interval, Row, Tile, Tone
 from convy.play.agent import Usage
+from convy.words import Plural
 
 VERDICT_TONES: dict[str, Tone] = {"pass": "good", "fail": "bad", "inconclusive": "warn"}
 
@@ -211,7 +212,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         notices: list[str] = []
         if s.status != "finished":
             notices.append(
-                f"The run is {s.status}: {s.attempts} of {s.expected} attempts were played; "
+                f"The run is {s.status}: {s.attempts} of {Plural(s.expected, 'attempt').text()} were played; "
                 "the figures are of those."
             )
         if s.stopped:
@@ -252,7 +253,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             Tile(
                 label=f"pass^{s.repeat}, mean over scenarios",
                 value=Percent(number=s.pass_k).value(),
-                note=f"every one of {s.repeat} attempts of a scenario holds",
+                note=f"every one of {Plural(s.repeat, 'attempt').text()} of a scenario holds",
             ),
             Tile(
                 label="Attempt time, median",
@@ -283,7 +284,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             Tile(
                 label="Agent tokens per attempt, median",
                 value=f"{agent_in} in" if s.agent_input_tokens.count else "unknown",
-                note=f"{agent_out} out · reported by {s.agent_input_tokens.count} of {s.attempts} attempts",
+                note=(
+                    f"{agent_out} out · reported by {s.agent_input_tokens.count} of "
+                    f"{Plural(s.attempts, 'attempt').text()}"
+                ),
             ),
             Tile(
                 label="Model tokens per attempt, median",

@@ -25,6 +25,7 @@ from convy.draw.page import Tile, Tone, Window
 from convy.draw.shown import Counted, Figure, Percent, Tokens
 from convy.play.agent import Call, Thought
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.words import Plural
 
 LIMIT = 20_000
 """The most characters of one text (a message, a step, a reason) a page keeps."""
@@ -311,13 +312,14 @@ class Windows(msgspec.Struct, frozen=True):
         if len(attempts) < c.attempts:
             facts = (
                 *facts,
-                f"showing {len(attempts)} of {c.attempts} attempts, those that did not hold first; "
+                f"showing {len(attempts)} of {Plural(c.attempts, 'attempt').text()}, those "
+                "that did not hold first; "
                 "every attempt is in attempts.jsonl",
             )
         failing = tuple(
             Tile(
                 label=Excerpt(text=f.claim).whole(),
-                value=f"failed in {f.failed} of {f.judged} judged attempts",
+                value=f"failed in {f.failed} of {f.judged} judged {Plural(f.judged, 'attempt').word}",
                 note=Excerpt(text=f.reason).whole(),
                 tone="bad",
             )

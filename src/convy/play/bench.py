@@ -17,6 +17,7 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
+from convy.words import Plural
 
 FIRST = 5
 """How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
@@ -100,7 +101,7 @@ class FailFast:
                 said = " ".join((message or detail).split())[:200]
                 kind = "failed" if isinstance(self.ended[0].decision, Failed) else "got no verdict"
                 count = len(self.ended)
-                return f"the first {count} attempts to end all {kind}: {reason}{shown}" + (
+                return f"the first {Plural(count, 'attempt').text()} to end all {kind}: {reason}{shown}" + (
                     f": {said}" if said else ""
                 )
 

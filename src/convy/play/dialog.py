@@ -19,6 +19,7 @@ from convy.play.model import Model, ModelFailure, Schema
 from convy.play.outcome import Turn, Verdict
 from convy.play.rulings import Allowed, ClaimList, Transcript, Unwrapped
 from convy.project.scenario import Claim, Graded, Scenario
+from convy.words import Plural
 
 
 class Said(Data, frozen=True, kw_only=True):
@@ -226,7 +227,9 @@ class ChatJudge(msgspec.Struct, frozen=True):
         answer = Unwrapped(text).rulings()
         if len(answer.decisions) != len(claims):
             raise ModelFailure(
-                f"it gave {len(answer.decisions)} decisions for {len(claims)} claims", kind="unreadable"
+                f"it gave {Plural(len(answer.decisions), 'decision').text()} for "
+                f"{Plural(len(claims), 'claim').text()}",
+                kind="unreadable",
             )
         results = tuple(
             decision.result(number, claim)

@@ -13,6 +13,7 @@ from convy.play import prompts
 from convy.play.model import ModelFailure
 from convy.play.outcome import ClaimResult, Turn, Verdict
 from convy.project.scenario import Claim, Graded
+from convy.words import Plural
 
 
 class Transcript(msgspec.Struct, frozen=True):
@@ -145,7 +146,8 @@ class Allowed(msgspec.Struct, frozen=True):
         claims = self.claims
         if len(verdict.claims) != len(claims):
             raise ModelFailure(
-                f"the judge decided {len(verdict.claims)} claims of {len(claims)}", kind="unreadable"
+                f"the judge decided {Plural(len(verdict.claims), 'claim').text()} of {len(claims)}",
+                kind="unreadable",
             )
         for number, (claim, result) in enumerate(zip(claims, verdict.claims, strict=True), start=1):
             match claim:

@@ -327,6 +327,8 @@ class Flags(msgspec.Struct, frozen=True):
                     shown = f" (default: {default:g})"
                 case default:
                     shown = f" (default: {default})" if str(default) else ""
+            if "(default:" in setting.description:
+                shown = ""  # the description says its default itself (max-repeat: `repeat`)
             help_text = (setting.description + shown).replace("%", "%%")
             if setting.switch:
                 parser.add_argument(

@@ -36,9 +36,26 @@ from convy.store.runfile import (
 
 # run.json's records are handed on: the run folder's format has one door
 __all__ = [
-    "Appended", "Damage", "FORMAT", "Header", "Interruption", "Limits", "Merged", "MergedShard",
-    "NewerFormat", "Provenance", "Rejudged", "RunFile", "RunInUse", "RunJournal", "RunSpec",
-    "ScenarioEntry", "Shard", "Status", "Undelivered", "Unreadable"
+    "Appended",
+    "Damage",
+    "FORMAT",
+    "Header",
+    "Interruption",
+    "Limits",
+    "Merged",
+    "MergedShard",
+    "NewerFormat",
+    "Provenance",
+    "Rejudged",
+    "RunFile",
+    "RunInUse",
+    "RunJournal",
+    "RunSpec",
+    "ScenarioEntry",
+    "Shard",
+    "Status",
+    "Undelivered",
+    "Unreadable",
 ]
 
 

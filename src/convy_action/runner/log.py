@@ -1,6 +1,8 @@
 """Log: the job's log as the runner takes it — plain lines, workflow commands, and text the action
 does not trust printed with workflow commands switched off. It writes to the stream the
-composition root gives it (the process's standard output), so a test reads it from a StringIO."""
+composition root gives it (the process's standard output), so a test reads it from a StringIO.
+Outside GitHub Actions (a dry run on a laptop) no workflow command is written: a mask would print
+the very secret it hides, and `::group::` is noise on a terminal (DESIGN §14.3)."""
 
 from __future__ import annotations
 
@@ -15,21 +17,35 @@ class Log:
     """The job's log: plain lines, workflow commands, and text the action does not trust printed
     with workflow commands switched off."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, commands: bool = True) -> None:
         self.out = out
+        self.commands = commands
+        """Whether workflow commands are written (under GitHub Actions); else their plain words."""
 
     def line(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
 
     def command(self, command: Command) -> None:
-        self.line(command.text())
+        if self.commands:
+            self.line(command.text())
+            return
+        match command.name:
+            case "error" | "warning" | "notice":
+                self.line(f"{command.name}: {command.message}")
+            case "group":
+                self.line(f"── {command.message}")
+            case _:
+                pass  # add-mask above all: never print a secret to hide it
 
     def warning(self, text: str) -> None:
         self.command(Command("warning", text))
 
     @contextlib.contextmanager
     def untrusted(self) -> Iterator[None]:
+        if not self.commands:
+            yield
+            return
         stopped = Stopped.new()
         self.line(stopped.start)
         try:
