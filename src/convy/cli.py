@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import importlib.util
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -104,14 +103,25 @@ class Command:
     def init(self, folder: Path) -> int:
         template = Path(__file__).parent / "template"
         files = [p for p in sorted(template.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+        ignored = folder / ".gitignore"
         for path in files:
             target = folder / path.relative_to(template)
-            if target.exists():
+            if target.exists() and target != ignored:
                 raise ConfigurationError(str(target), "exists already: convy init never overwrites")
+        branch = DefaultBranch(folder).name()
         for path in files:
             target = folder / path.relative_to(template)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            if target == ignored and target.exists():
+                kept = target.read_text(encoding="utf-8")
+                if "results/" not in kept.split():
+                    target.write_text(kept.rstrip("\n") + "\nresults/\n", encoding="utf-8")
+                    self._out.write(f"added results/ to {target}\n")
+                continue
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".yml" and branch != "main":
+                text = text.replace("branches: [main]", f"branches: [{branch}]")
+            target.write_text(text, encoding="utf-8")
             self._out.write(f"wrote {target}\n")
         self._out.write(
             "\nNext: point agents/example.yaml at your agent, then\n"
@@ -342,3 +352,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8", errors="replace")
     command = Command(sys.argv[1:] if argv is None else argv, dict(os.environ), sys.stdout, sys.stderr)
     return command.exit_code()
+
+
+class DefaultBranch:
+    """The default branch of the git repository a folder is in, for the workflow `convy init`
+    writes (its pushes build the baselines): origin's HEAD, else git's init.defaultBranch, else
+    `main`."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+
+    def name(self) -> str:
+        import subprocess
+
+        for command in (
+            ["git", "symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
+            ["git", "config", "--get", "init.defaultBranch"],
+        ):
+            try:
+                done = subprocess.run(
+                    command, cwd=self._folder, capture_output=True, text=True, timeout=10, check=False
+                )
+            except (OSError, subprocess.SubprocessError):
+                return "main"
+            found = done.stdout.strip().removeprefix("origin/")
+            if done.returncode == 0 and found and all(c.isalnum() or c in "-_./" for c in found):
+                return found
+        return "main"
