@@ -156,9 +156,29 @@ class Project(msgspec.Struct, frozen=True):
             if not HeaderName(name).valid():
                 found = next((n for n, text in enumerate(lines, start=1) if name in text), 0)
                 raise ConfigurationError(f"{where}:{found}" if found else where, HeaderName(name).problem())
-        if self.settings.agent_model and not spec.model:
-            spec = msgspec.structs.replace(spec, model=self.settings.agent_model)
-        return spec.resolved(self.environ, where)
+        return self.overridden(spec).resolved(self.environ, where)
+
+    def overridden(self, spec: AgentSpec) -> AgentSpec:
+        """An agent file with what the agent-* settings given without agent-url say over it
+        (agent-answer, agent-body, agent-model): `--demo --agent-answer reply.message` plays the
+        demo's agent reading a wrong path."""
+        settings = self.settings
+        fields: dict[str, object] = {}
+        if settings.agent_answer:
+            fields["answer"] = settings.agent_answer
+        if settings.agent_body:
+            try:
+                fields["body"] = json.loads(settings.agent_body)
+            except ValueError:
+                raise ConfigurationError("agent-body", "is not valid JSON") from None
+        if settings.agent_model and not spec.model:
+            fields["model"] = settings.agent_model
+        if not fields:
+            return spec
+        try:
+            return msgspec.convert({**msgspec.to_builtins(spec), **fields}, AgentSpec)
+        except msgspec.ValidationError as error:
+            raise ConfigurationError(", ".join(f"agent-{key}" for key in fields), str(error)) from None
 
     def version(self) -> AgentVersion | None:
         """agent-version-url with the agent's headers and TLS; None when it is not set."""
