@@ -5,6 +5,7 @@ branch, least privilege, and forks' and Dependabot's pull requests skipped with 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -161,18 +162,30 @@ def test_the_guard_plays_same_repository_pull_requests_and_default_branch_pushes
     assert guard(jobs["skipped"]["if"], event, head, user, ref) is (event == "pull_request" and not played)
 
 
-def test_a_version_tag_builds_the_image_and_publishes_it_to_the_github_container_registry() -> None:
+def test_a_release_publishes_the_image_and_tags_a_commit_whose_action_runs_it(tmp_path: Path) -> None:
     workflow = loaded((ROOT / ".github" / "workflows" / "release.yml").read_text())
-    assert workflow[True] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    assert set(workflow[True]) == {"workflow_dispatch"}
     assert workflow["permissions"] == {}
     (job,) = workflow["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "packages": "write"}
-    steps = {str(step["uses"]).split("@")[0]: step for step in job["steps"]}
+    assert job["permissions"] == {"contents": "write", "packages": "write"}
+    assert job["if"] == "github.ref == 'refs/heads/main'"
+    steps = {str(step.get("uses", step.get("name"))).split("@")[0]: step for step in job["steps"]}
     assert steps["docker/login-action"]["with"]["registry"] == "ghcr.io"
-    assert steps["docker/metadata-action"]["with"]["images"] == "ghcr.io/${{ github.repository }}"
-    assert "type=semver,pattern={{version}}" in steps["docker/metadata-action"]["with"]["tags"]
     built = steps["docker/build-push-action"]["with"]
     assert built["push"] is True and built["context"] == "." and "file" not in built
+    assert built["tags"] == "ghcr.io/${{ github.repository }}:${{ inputs.version }}"
+    (script,) = [step["run"] for step in job["steps"] if "git tag" in step.get("run", "")]
+    # the release commit's action.yml: this repository's, its image the published one by digest
+    (edit,) = [line for line in script.splitlines() if line.startswith("sed -i")]
+    released = tmp_path / "action.yml"
+    released.write_text((ROOT / "action.yml").read_text())
+    digest = "sha256:" + "ab" * 32
+    environment = {**os.environ, "IMAGE": "ghcr.io/convy/action", "DIGEST": digest}
+    subprocess.run(["bash", "-c", edit.replace("action.yml", str(released))], env=environment, check=True)
+    runs = loaded(released.read_text())["runs"]
+    assert runs == {"using": "docker", "image": f"docker://ghcr.io/convy/action@{digest}"}
+    assert 'git tag --annotate "v${VERSION}"' in script
+    assert 'git tag --force --annotate "v${VERSION%%.*}"' in script
 
 
 def test_convy_init_writes_the_workflow_that_lints_clean_and_names_what_ci_needs(tmp_path: Path) -> None:
