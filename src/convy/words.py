@@ -1,5 +1,6 @@
-"""How convy says a count: Plural, a number with its noun agreeing ("1 turn", "2 turns") — the
-base every stage's messages may use."""
+"""How convy says things in its messages: Plural, a number with its noun agreeing ("1 turn",
+"2 turns"); Shortened, a text cut at a word boundary with "…" — the base every stage's messages may
+use."""
 
 from __future__ import annotations
 
@@ -23,3 +24,20 @@ class Plural(msgspec.Struct, frozen=True):
     def text(self) -> str:
         """The count and its noun: `1 attempt`, `3 attempts`, `0 attempts`."""
         return f"{self.count:,} {self.word}"
+
+
+class Shortened(msgspec.Struct, frozen=True):
+    """A text of at most `most` characters: whole when it fits, else cut at the last word boundary
+    that fits, with "…" (never mid-word, never a period added)."""
+
+    text: str
+    most: int
+
+    def shown(self) -> str:
+        if len(self.text) <= self.most:
+            return self.text
+        cut = self.text[: self.most - 1]
+        space = cut.rfind(" ")
+        if space >= self.most // 2:
+            cut = cut[:space]
+        return cut.rstrip(" ,;:") + "…"

@@ -10,6 +10,7 @@ import asyncio
 import datetime
 import email.utils
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -23,10 +24,11 @@ from convy.play.attempt import Attempt
 from convy.play.busy import Busy, Hints, Patience, Places, Rate
 from convy.play.dialog import ChatJudge, Checked, SimulatedUser, VerdictSchema
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.model import Contained, Model, ModelFailure, OpenAiModel, PatientModel, Reply
+from convy.play.model import FORMATS, Contained, Model, ModelFailure, OpenAiModel, PatientModel, Reply
 from convy.play.outcome import NoVerdict, Verdict
 from convy.project.scenario import Claim, Graded, Scenario
 from tests.servers.models import (
+    LLAMA_CPP_JSON_SCHEMA,
     OPENAI_MAX_TOKENS,
     OPENAI_TEMPERATURE,
     VLLM_OLD_ERROR,
@@ -93,6 +95,35 @@ def test_llama_cpp_refuses_json_schema_with_a_500_and_gets_the_same_schema_insid
     assert formats == ["json_schema", "json_object", "json_object"], "learned once, for the run"
     assert requests[1]["response_format"]["schema"] == requests[0]["response_format"]["json_schema"]["schema"]
     assert requests[2]["response_format"] == requests[1]["response_format"]
+
+
+def test_judge_requests_refused_at_once_for_json_schema_move_one_step_together() -> None:
+    at_once = 4
+    refused = threading.Barrier(at_once, timeout=60)
+
+    def answer(request: Request) -> str | Canned:
+        if request["response_format"]["type"] == "json_schema":
+            refused.wait()  # every refusal goes back only once all the requests were sent
+            return LLAMA_CPP_JSON_SCHEMA
+        return GOOD
+
+    async def use(client: httpx.AsyncClient) -> OpenAiModel:
+        shared = model(client, server.url)
+        judge = ChatJudge(shared)
+        await asyncio.gather(*(judge.decide(CLAIMS, ()) for _ in range(at_once)))
+        await judge.decide(CLAIMS, ())
+        return shared
+
+    with ModelServer(answer) as server:
+        shared = using(use, timeout=90.0)
+    formats = [request["response_format"] for request in server.requests]
+    assert [format["type"] for format in formats[:at_once]] == ["json_schema"] * at_once
+    assert len(formats) == 2 * at_once + 1
+    assert all(
+        format == {"type": "json_object", "schema": VerdictSchema(CLAIMS).schema().schema}
+        for format in formats[at_once:]
+    ), "json_object with the schema, not plain json_object"
+    assert FORMATS[shared.learned.format] == "json_object_schema"
 
 
 def test_the_strict_schema_is_one_decision_per_claim_with_each_graded_claim_s_grades_as_an_enum() -> None:
@@ -302,7 +333,7 @@ def test_the_give_up_says_how_long_was_actually_waited() -> None:
         using(lambda client: patient(model(client, server.url), clock, patience=20).reply(HELLO))
     assert clock.slept == [7.0, 7.0]
     assert len(server.requests) == 3
-    assert "gave up after waiting 14.0 s (patience 20 s)" in str(caught.value)
+    assert "gave up after waiting 14.0 s (asked to wait 7 s; patience 20 s)" in str(caught.value)
     assert caught.value.kind == "busy" and caught.value.status == 429
     assert caught.value.message == "Rate limit reached"
 
@@ -400,14 +431,6 @@ def test_a_reply_malformed_twice_keeps_the_raw_reply_and_the_tokens() -> None:
     )
 
 
-def test_the_judge_prompt_shows_a_valid_json_example() -> None:
-    from convy.play import prompts
-
-    example = prompts.JUDGE_SYSTEM.substitute().split("\n")[-1]
-    json.loads(example)
-    assert "true or false" not in example and "<" not in example
-
-
 # --- what an attempt leaves ----------------------------------------------------------------------
 
 
@@ -491,9 +514,7 @@ def test_no_verdict_reasons_name_the_role_and_the_kind(
 
 
 def test_the_no_verdict_keeps_the_status_the_message_and_the_raw_reply() -> None:
-    failed = played(
-        talks, lambda r: Canned(404, {"message": "The model `judge-x` does not exist."})
-    )
+    failed = played(talks, lambda r: Canned(404, {"message": "The model `judge-x` does not exist."}))
     assert isinstance(failed, NoVerdict) and failed.status == 404
     assert failed.message == "The model `judge-x` does not exist."
     unread = played(talks, lambda r: "I think it passes.")

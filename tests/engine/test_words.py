@@ -47,3 +47,13 @@ def test_a_flag_whose_description_gives_its_default_says_it_once() -> None:
     flat = " ".join(shown.split())
     assert "(default: `repeat`, which turns it off)" in flat
     assert "turns it off) (default: 0)" not in flat
+
+
+def test_a_long_message_is_cut_at_a_word_with_an_ellipsis() -> None:
+    from convy.words import Shortened
+
+    said = "The model `judge-x` does not exist or you do not have access to it. " * 10
+    shown = Shortened(said, 60).shown()
+    assert len(shown) <= 60 and shown.endswith("…") and not shown.endswith(".…")
+    assert said.startswith(shown.removesuffix("…")) and said[len(shown) - 1] == " ", "cut before a word"
+    assert Shortened("short enough.", 60).shown() == "short enough."

@@ -17,7 +17,7 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
-from convy.words import Plural
+from convy.words import Plural, Shortened
 
 FIRST = 5
 """How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
@@ -98,7 +98,7 @@ class FailFast:
                 | NoVerdict(reason=reason, status=status, message=message, detail=detail)
             ):
                 shown = f" (HTTP {status})" if status else ""
-                said = " ".join((message or detail).split())[:200]
+                said = Shortened(" ".join((message or detail).split()), 200).shown()
                 kind = "failed" if isinstance(self.ended[0].decision, Failed) else "got no verdict"
                 count = len(self.ended)
                 return f"the first {Plural(count, 'attempt').text()} to end all {kind}: {reason}{shown}" + (

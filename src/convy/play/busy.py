@@ -60,7 +60,8 @@ class GaveUp(Exception):
 
     def __init__(self, busy: Busy, seconds: float, patience: float | None = None) -> None:
         allowed = seconds if patience is None else patience
-        super().__init__(f"gave up after waiting {seconds:.1f} s (patience {allowed:g} s): {busy}")
+        asked = f"asked to wait {busy.retry_after:g} s; " if busy.retry_after is not None else ""
+        super().__init__(f"gave up after waiting {seconds:.1f} s ({asked}patience {allowed:g} s): {busy}")
         self.busy = busy
         self.seconds = seconds
         self.patience = allowed

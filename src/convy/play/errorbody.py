@@ -11,6 +11,8 @@ import re
 
 import msgspec
 
+from convy.words import Shortened
+
 MOST_SHOWN = 300
 """The most characters of a service's message kept (one line)."""
 SECRET_LENGTH = 8
@@ -61,9 +63,7 @@ class ErrorBody(msgspec.Struct, frozen=True):
     def message(self) -> str:
         text = self.found()
         line = " ".join(self.masked.text(text).split())
-        if len(line) > MOST_SHOWN:
-            line = line[: MOST_SHOWN - 1].rstrip() + "…"
-        return line
+        return Shortened(line, MOST_SHOWN).shown()
 
     def found(self) -> str:
         try:
