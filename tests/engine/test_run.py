@@ -81,10 +81,12 @@ def test_a_429_with_retry_after_is_retried_and_the_agent_processes_the_message_o
 def test_a_503_beyond_patience_is_no_verdict_agent_busy(tmp_path: Path) -> None:
     with AgentServer() as agent:
         outcomes = played(f"{agent.url}/status/503", tmp_path, patience=0.5)
-    assert [o.decision for o in outcomes] == [
-        NoVerdict(reason="agent_busy", detail=outcomes[0].decision.detail, status=503, message="status 503")
+    # how long each attempt waited depends on the machine's load: only what it says is compared
+    assert [(o.decision.reason, o.decision.status, o.decision.message) for o in outcomes] == [  # type: ignore[union-attr]
+        ("agent_busy", 503, "status 503")
     ] * 2
-    assert "gave up after waiting" in outcomes[0].decision.detail
+    assert all(isinstance(o.decision, NoVerdict) for o in outcomes)
+    assert all("gave up after waiting" in o.decision.detail for o in outcomes)  # type: ignore[union-attr]
 
 
 def test_an_agent_s_error_answer_keeps_its_status_and_its_own_words(tmp_path: Path) -> None:
