@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -346,3 +347,28 @@ def test_the_readme_shows_the_prompts_as_sent() -> None:
         prompts.JUDGE_SYSTEM.substitute(),
     ):
         assert " ".join(text.split()) in readme
+
+
+FORM = [line for line in prompts.JUDGE_SYSTEM.substitute().splitlines() if line.startswith("{")]
+"""The form of the judge's answer as its prompt shows it: the whole answer, a plain decision, a graded one."""
+
+
+def test_the_judge_prompt_shows_the_form_of_its_answer_and_no_value_to_copy() -> None:
+    assert len(FORM) == 3 and FORM[0].startswith('{"decisions": [<')
+    fields = [field for line in FORM for field in re.findall(r'"(\w+)": (.)', line)]
+    assert sorted(name for name, _ in fields) == ["decisions", "grade", "pass", "pass", "reason", "reason"]
+    assert {start for name, start in fields if name != "decisions"} == {"<"}, "every value is a description"
+
+
+@pytest.mark.parametrize(
+    "copied",
+    [
+        *FORM,
+        FORM[0].replace(FORM[0][FORM[0].index("<") : FORM[0].index(">") + 1], f"{FORM[1]}, {FORM[2]}"),
+    ],
+)
+def test_the_form_copied_as_it_stands_is_no_verdict(copied: str) -> None:
+    with pytest.raises(ModelFailure) as caught:
+        judged(copied)
+    assert caught.value.kind == "unreadable"
+    assert caught.value.raw == copied, "asked again, the same copy is still no verdict"

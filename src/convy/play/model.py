@@ -237,12 +237,12 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
 
     async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
         for _ in range(len(FORMATS) + 3):
-            body = self.body(messages, json)
+            step, body = self.step(json), self.body(messages, json)
             response = await self.sent(body)
             if response.status_code == 200:
                 return self.read(response)
             message = ErrorBody(response.content, self.masked).message()
-            if self.adjusted(response.status_code, message, body, json):
+            if self.adjusted(response.status_code, message, body, step):
                 continue
             self.refuse(response, message)
         raise ModelFailure(f"{self.shown} kept refusing the request's parameters")
@@ -276,17 +276,18 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
             raise ModelFailure(f"the reply from {self.shown} is not a chat completion: {error}") from None
         return completion.reply()
 
-    def adjusted(self, status: int, message: str, body: CompletionRequest, json: bool | Schema) -> bool:
-        """Whether the answer refused a parameter by name that the request can do without, having
-        learned to do without it from now on (one step of the structured-output chain, max_tokens
-        for max_completion_tokens, temperature)."""
+    def adjusted(self, status: int, message: str, body: CompletionRequest, step: str) -> bool:
+        """Whether the answer to `body` (sent at `step` of FORMATS) refused a parameter by name that
+        the request can do without, having learned to do without it from now on (the step after the
+        one refused, never further: requests refused at the same step at once move one step,
+        together; max_tokens for max_completion_tokens; temperature)."""
         if status not in ADJUSTABLE:
             return False
         said = message.lower()
         if body.response_format is not None and any(
             name in said for name in ("response_format", "json_schema", "json_object")
         ):
-            self.learned.format = max(self.learned.format, FORMATS.index(self.step(json))) + 1
+            self.learned.format = max(self.learned.format, FORMATS.index(step) + 1)
             return True
         if (
             body.max_tokens is not None

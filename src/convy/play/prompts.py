@@ -2,8 +2,11 @@
 with named `$slots` (string.Template, so braces in a brief or a claim are kept as they are).
 
 They are written for small models too: short sentences that say exactly what to write and nothing
-else, the person's description right after the rules, and for the judge a valid JSON example (never
-placeholders a model could copy back).
+else, the person's description right after the rules, and for the judge the form of its answer with
+no example in it: every value is an `<...>` that describes it, outside quotes, so the form copied as
+it stands is not JSON, and no verdict (no pass, no grade, no reason) can be copied from the prompt.
+The judge's request also carries the form as a JSON schema (response_format) where the server takes
+one.
 
 Each request keeps a stable beginning, so providers that cache prompt prefixes can reuse it: the
 simulated user's system text (rules, then the scenario's brief) comes first and the dialogue is
@@ -60,14 +63,15 @@ A graded claim lists its grades, each with the "pass" it means: pick the grade t
 write it as "grade", and write the "pass" that grade means.
 
 Answer with one JSON object and nothing else: no text before or after it, no code fence.
-It has "decisions": a list with exactly one decision per claim, in the claims' order. Each \
-decision has "reason" (one short sentence), "pass" (true or false, without quotes) and, for a \
-graded claim only, "grade".
-
-Example (about another conversation, with a weather bot), for claim 1 plain and claim 2 graded \
-with grades "clear" = true, "vague" = false:
-{"decisions": [{"reason": "The bot gave the forecast the user asked for.", "pass": true}, \
-{"reason": "The bot never said which city the forecast was for.", "grade": "vague", "pass": false}]}"""
+Its form is below. Each <...> describes a value: write that value in its place, never the <...>.
+{"decisions": [<exactly one decision per claim, in the claims' order, separated by commas>]}
+A decision on a plain claim:
+{"reason": <one short sentence on what this transcript shows, in double quotes>, \
+"pass": <true or false, without quotes>}
+A decision on a graded claim:
+{"reason": <one short sentence on what this transcript shows, in double quotes>, \
+"grade": <the claim's grade that fits best, in double quotes>, \
+"pass": <the "pass" that grade means: true or false, without quotes>}"""
 )
 """The judge's system message; no slots (it is the same for every attempt)."""
 
