@@ -13,7 +13,15 @@ pairs it fails; attempts = mean attempts per scenario of the current run.
 
 A stress table follows: the no-change false-alarm rate of adaptive 3/6 with every scenario at one
 rate, for 20 and 100 scenarios — where a rule that looks at which run the passes fell in, tested
-naively, goes far over alpha."""
+naively, goes far over alpha.
+
+`--floor` prints the floor's table alone (it ends the full run too, not the quick one): no change,
+the gate with min-pass-rate 0.5 and the defaults otherwise, for the models of FLOOR_MODELS (10
+scenarios at p = 0.9 and 10 at p = 0.3 first). For fixed repeat 3 and adaptive 3/6: the share of
+pairs the floor fails, the printed drop (its mean, and the share over 5 points), the printed pass
+rate's mean, how often its interval holds the true rate (the mean of the scenarios' rates), and the
+attempts per scenario (decision 27: extra attempts go to the unclear, low scenarios, so a rate
+pooled over attempts falls with no change at all)."""
 
 from __future__ import annotations
 
@@ -24,15 +32,24 @@ import time
 from collections.abc import Callable, Iterator
 
 from convy.compare.adaptive import Allocation
-from convy.compare.comparison import Compared
+from convy.compare.comparison import Compared, Comparison
 from convy.compare.gate import Gate
-from convy.compare.statistics import Tally
+from convy.compare.statistics import Rate, Tally
 from convy.compare.summary import Summary, Summed
 from convy.play.outcome import ClaimResult, Outcome, Verdict
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 SCENARIOS = 20
 BROKEN = 5
+FLOOR_MODELS: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("10 at 0.9, 10 at 0.3 (60%)", (0.9,) * 10 + (0.3,) * 10),
+    ("20 at 0.6 (60%)", (0.6,) * 20),
+    ("20 at 0.45 (45%)", (0.45,) * 20),
+)
+"""The floor's models: half the scenarios easy and half hard (the issue's), every scenario at a
+middling rate (where a scenario's own share is most biased by which got more attempts), and every
+scenario just under the floor (where the floor failing is right). The true pass rate is the mean."""
+FLOOR = 0.5
 CLAIM = (ClaimResult(claim="The agent helps.", passed=True),)
 MISSED = (ClaimResult(claim="The agent helps.", passed=False),)
 
@@ -79,6 +96,11 @@ class Pair:
 
     def gated(self, design: Design, gate: Gate) -> tuple[bool, int]:
         """Whether the gate fails the current run, and the attempts it played."""
+        comparison, played = self.compared(design, gate)
+        return gate.decision(comparison).verdict == "fail", played
+
+    def compared(self, design: Design, gate: Gate) -> tuple[Comparison, int]:
+        """The current run compared with the baseline, and the attempts it played."""
         baseline = self.summary(
             [
                 o
@@ -105,8 +127,7 @@ class Pair:
                 if name in chosen:
                     now.extend(self.outcomes(name, rate, design.repeat, design.max_repeat - design.repeat))
         summary = self.summary(now, design.repeat, design.max_repeat)
-        decision = gate.decision(Compared(summary, baseline, alpha=gate.alpha).comparison())
-        return decision.verdict == "fail", len(now)
+        return Compared(summary, baseline, alpha=gate.alpha).comparison(), len(now)
 
 
 class Simulation:
@@ -151,6 +172,69 @@ class Simulation:
         return failed / pairs
 
 
+class Floor:
+    """The floor and the printed drop under no change, for each of FLOOR_MODELS."""
+
+    def __init__(self, pairs: int, seed: int) -> None:
+        self.pairs = pairs
+        self.seed = seed
+        self.gate = Gate(min_pass_rate=FLOOR)
+
+    def row(self, place: int, design: Design) -> tuple[str, ...]:
+        """The cells of one model (FLOOR_MODELS[place]) and design: floor failures, mean drop, drops
+        over 5 points, mean pass rate, how often its interval holds the true rate, attempts per
+        scenario."""
+        model, rates = FLOOR_MODELS[place]
+        rng = random.Random(self.seed * 7 + place)
+        truth = sum(rates) / len(rates)
+        floored = over = covered = attempts = 0
+        drops: list[float] = []
+        shown: list[float] = []
+        for _ in range(self.pairs):
+            comparison, played = Pair(rng, list(rates), list(rates)).compared(design, self.gate)
+            floored += self.gate.decision(comparison).rule == "min-pass-rate"
+            drop = comparison.drop or 0.0
+            drops.append(drop)
+            over += drop > 0.05
+            rate = comparison.now.rate
+            if isinstance(rate, Rate):
+                shown.append(rate.value)
+                covered += rate.low <= truth <= rate.high
+            attempts += played
+        return (
+            model,
+            design.name,
+            f"{floored / self.pairs:.3f}",
+            f"{sum(drops) / len(drops) * 100:+.2f}",
+            f"{over / self.pairs:.3f}",
+            f"{sum(shown) / len(shown) * 100:.1f}%",
+            f"{covered / self.pairs:.3f}",
+            f"{attempts / (self.pairs * len(rates)):.2f}",
+        )
+
+    def table(self, out: Callable[[str], object]) -> None:
+        out(
+            f"\nNo change, min-pass-rate {FLOOR}, baseline 3 attempts each, {self.pairs} pairs per model "
+            "and design\n\n"
+        )
+        table = Table(
+            (
+                "model",
+                "design",
+                "floor fails",
+                "mean printed drop (points)",
+                "drop over 5 points",
+                "mean pass rate",
+                "interval holds the true rate",
+                "attempts",
+            ),
+            out,
+        )
+        for place in range(len(FLOOR_MODELS)):
+            for design in (Design("fixed repeat 3", 3, 3), Design("adaptive repeat 3 / max-repeat 6", 3, 6)):
+                table.row(*self.row(place, design))
+
+
 class Table:
     """Prints rows as a markdown table."""
 
@@ -169,11 +253,16 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=4000, help="pairs per model and design")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--quick", action="store_true", help="200 pairs, no stress table")
+    parser.add_argument("--floor", action="store_true", help="the floor's table only")
     arguments = parser.parse_args()
     pairs = 200 if arguments.quick else arguments.pairs
     simulation = Simulation(pairs, arguments.seed)
     began = time.monotonic()
     out = sys.stdout.write
+    if arguments.floor:
+        Floor(pairs, arguments.seed).table(out)
+        out(f"\n{time.monotonic() - began:.0f} s\n")
+        return 0
     out(
         f"{pairs} pairs per model and design, {SCENARIOS} scenarios, baseline 3 attempts each, "
         f"seed {arguments.seed}\n\n"
@@ -209,6 +298,7 @@ def main() -> int:
                 for rate in (0.1, 0.2, 0.3, 0.5, 0.8)
             ]
             stress.row(str(scenarios), *cells)
+        Floor(pairs, arguments.seed).table(out)
     out(f"\n{time.monotonic() - began:.0f} s\n")
     return 0
 

@@ -36,6 +36,8 @@ class Command:
         self._environ = environ
         self._out = out
         self._err = err
+        self._warned: set[str] = set()
+        """The damage warnings printed already: a folder read twice (resumed, then reviewed) warns once."""
 
     def parser(self) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
@@ -232,11 +234,15 @@ class Command:
         return run
 
     def damaged(self, folder: Path, damage: Sequence[Damage]) -> None:
-        """A warning for each attempt line not counted (the first ten, then how many more)."""
-        for one in damage[:10]:
-            self._err.write(f"convy: warning: {folder}: {Untrusted(text=one.text()).console(300)}\n")
+        """A warning for each attempt line not counted (the first ten, then how many more), each
+        printed once however often the folder is read."""
+        lines = [f"{folder}: {Untrusted(text=one.text()).console(300)}" for one in damage[:10]]
         if len(damage) > 10:
-            self._err.write(f"convy: warning: {folder}: {len(damage) - 10} more attempt lines skipped\n")
+            lines.append(f"{folder}: {len(damage) - 10} more attempt lines skipped")
+        for line in lines:
+            if line not in self._warned:
+                self._warned.add(line)
+                self._err.write(f"convy: warning: {line}\n")
 
     def summed(self, folder: Path) -> tuple[StoredRun, Summary]:
         """A run named on the command line, read back and summed up."""
@@ -289,6 +295,7 @@ class Command:
         chosen = [Path(f).resolve() for f in arguments.runs] or list(read)
         for folder in chosen:
             run, summary = read.get(folder) or self.summed(folder)
+            self.damaged(folder, run.damage())
             AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None).html())
             self._out.write(f"convy: wrote {folder / 'report.html'}\n")
         if results.is_dir():

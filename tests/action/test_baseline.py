@@ -19,6 +19,7 @@ from convy_action.baseline.wanted import AutoBaseline, LocalBaseline, RunBaselin
 from convy_action.github.rest import GitHub
 from convy_action.github.retries import Retries
 from tests.action.folders import all_held, copied, golden, hostile, zipped
+from tests.action.test_zipped import encrypting
 from tests.servers.github import FakeGitHub, Run
 
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)
@@ -98,14 +99,17 @@ def test_unfinished_too_new_and_hostile_artifacts_are_skipped_with_a_note_each(
     fake.artifact(interrupted, NAME, zipped(golden("format-1-interrupted")))
     broken = at(4, fake)
     fake.artifact(broken, NAME, b"PK\x03\x04 not really a zip")
+    locked = at(5, fake)
+    fake.artifact(locked, NAME, encrypting(zipped(golden())))
     scratch = tmp_path / "work" / "scratch"
     scratch.mkdir(parents=True)
     looked = auto(github, at(10, fake), scratch)
     assert looked.source == f"workflow run {fine.id}"
     notes = dict(note.split(": ", 1) for note in looked.notes)
     assert list(notes) == [
-        f"skipped workflow run {r.id}" for r in (broken, interrupted, newer_format, escaping)
+        f"skipped workflow run {r.id}" for r in (locked, broken, interrupted, newer_format, escaping)
     ]
+    assert "entry 'attempts.jsonl' is encrypted" in notes[f"skipped workflow run {locked.id}"]
     assert "not a readable zip" in notes[f"skipped workflow run {broken.id}"]
     assert notes[f"skipped workflow run {interrupted.id}"] == "its run did not finish (status interrupted)"
     assert "format 99 is newer" in notes[f"skipped workflow run {newer_format.id}"]
@@ -142,7 +146,9 @@ def test_a_named_run_is_the_baseline(fake: FakeGitHub, github: GitHub, tmp_path:
     assert run_of(looked).file.status == "finished" and looked.source == f"workflow run {named.id}"
 
 
-@pytest.mark.parametrize("problem", ["no run", "no artifact", "expired", "interrupted", "hostile"])
+@pytest.mark.parametrize(
+    "problem", ["no run", "no artifact", "expired", "interrupted", "hostile", "encrypted"]
+)
 def test_a_named_run_that_cannot_serve_is_a_configuration_error(
     fake: FakeGitHub, github: GitHub, tmp_path: Path, problem: str
 ) -> None:
@@ -154,6 +160,8 @@ def test_a_named_run_that_cannot_serve_is_a_configuration_error(
             fake.artifact(named, NAME, zipped(golden("format-1-interrupted")))
         case "hostile":
             fake.artifact(named, NAME, hostile(golden()))
+        case "encrypted":
+            fake.artifact(named, NAME, encrypting(zipped(golden())))
         case _:
             pass
     run_id = 999 if problem == "no run" else named.id
@@ -166,6 +174,7 @@ def test_a_named_run_that_cannot_serve_is_a_configuration_error(
         "expired": "has expired",
         "interrupted": "did not finish",
         "hostile": "refused",
+        "encrypted": "is encrypted",
     }[problem]
     assert expected in error.value.message
 

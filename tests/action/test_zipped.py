@@ -3,6 +3,7 @@ writing outside the target."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import struct
@@ -36,6 +37,20 @@ def declaring(path: Path, size: int) -> None:
     at = data.index(b"PK\x01\x02")
     data[at + 24 : at + 28] = struct.pack("<I", size)
     path.write_bytes(bytes(data))
+
+
+def encrypting(data: bytes) -> bytes:
+    """The zip `data` with every entry marked encrypted (bit 0 of the general-purpose flags, in its
+    local header and in the central directory), as a zip made with a password says."""
+    marked = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        for info in zipped.infolist():
+            marked[info.header_offset + 6] |= 0x1
+    at = marked.find(b"PK\x01\x02")
+    while at >= 0:
+        marked[at + 8] |= 0x1
+        at = marked.find(b"PK\x01\x02", at + 46)
+    return bytes(marked)
 
 
 def everything(root: Path) -> set[str]:
@@ -121,6 +136,16 @@ def test_a_device_entry_is_refused(tmp_path: Path) -> None:
     fifo = zipfile.ZipInfo("pipe")
     fifo.external_attr = (stat.S_IFIFO | 0o644) << 16
     refused(tmp_path, crafted(tmp_path / "a.zip", (fifo, b"")), "not a regular file")
+
+
+def test_an_encrypted_entry_is_refused_before_writing(tmp_path: Path) -> None:
+    plain = crafted(tmp_path / "plain.zip", ("run.json", b"{}"), ("attempts.jsonl", b"{}\n"))
+    archive = tmp_path / "a.zip"
+    archive.write_bytes(encrypting(plain.read_bytes()))
+    plain.unlink()
+    with zipfile.ZipFile(archive) as zipped:
+        assert all(info.flag_bits & 0x1 for info in zipped.infolist())
+    refused(tmp_path, archive, "entry 'run.json' is encrypted")
 
 
 def test_a_declared_size_of_two_gigabytes_is_refused_before_writing(tmp_path: Path) -> None:

@@ -183,3 +183,63 @@ def test_an_attempts_file_that_is_a_folder_is_exit_2_naming_it(finished: Path, t
         done = convy(*command, cwd=tmp_path)
         assert done.returncode == 2, (command, done.stderr)
         assert "Traceback" not in done.stderr and "attempts.jsonl cannot be read" in done.stderr
+
+
+def test_attempt_lines_the_run_does_not_have_are_skipped_with_warnings_in_compare_and_export(
+    finished: Path, tmp_path: Path
+) -> None:
+    folder = copied(finished, tmp_path)
+    lines = (folder / "attempts.jsonl").read_bytes().splitlines(keepends=True)
+    first = json.loads(lines[0])  # any attempt: the strays below take its scenario with other indexes
+    assert json.loads((folder / "run.json").read_text())["spec"]["repeat"] == 3
+    strays = [
+        dict(first, index=3),
+        dict(first, index=4),
+        dict(first, index=-1),
+        dict(first, scenario="ghost"),
+    ]
+    (folder / "attempts.jsonl").write_bytes(
+        b"".join(lines) + b"".join(json.dumps(s).encode() + b"\n" for s in strays)
+    )
+    compared = convy("compare", str(folder), str(finished), cwd=tmp_path)
+    assert compared.returncode in (0, 1, 3), compared.stderr
+    assert "Traceback" not in compared.stderr
+    name = first["scenario"]
+    assert (
+        f"attempts.jsonl line 13: {name!r} has no attempt index 3 (the run's are 0 to 2), skipped"
+        in compared.stderr
+    )
+    assert "line 14:" in compared.stderr and "line 15:" in compared.stderr
+    assert "attempts.jsonl line 16: scenario 'ghost' is not one of the run's, skipped" in compared.stderr
+    (judged,) = [line.split() for line in compared.stdout.splitlines() if line.startswith("attempts judged")]
+    assert judged[2:] == ["12", "of", "12", "12", "of", "12"], compared.stdout
+    exported = convy("export", str(folder), cwd=tmp_path)
+    assert exported.returncode == 0 and "line 16: scenario 'ghost'" in exported.stderr
+    rows = [json.loads(row) for row in (folder / "export" / "attempts.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and "ghost" not in {row.get("scenario") for row in rows}
+
+
+def test_a_run_folder_without_attempts_jsonl_is_warned_of_naming_it(finished: Path, tmp_path: Path) -> None:
+    folder = copied(finished, tmp_path)
+    (folder / "attempts.jsonl").unlink()
+    for command in (
+        ("report",),
+        ("report", str(folder)),
+        ("compare", str(folder), str(finished)),
+        ("export", str(folder)),
+        ("resume", str(folder), "--demo"),
+    ):
+        done = convy(*command, cwd=tmp_path)
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+        warned = [line for line in done.stderr.splitlines() if "attempts.jsonl: missing" in line]
+        assert len(warned) == 1 and folder.name in warned[0], (command, done.stderr)
+    assert len((folder / "attempts.jsonl").read_bytes().splitlines()) == 12, "the resume played them again"
+
+
+def test_resume_warns_of_a_skipped_line_once(finished: Path, tmp_path: Path) -> None:
+    folder = copied(finished, tmp_path)
+    with (folder / "attempts.jsonl").open("ab") as stream:
+        stream.write(b"garbage\n")
+    done = convy("resume", str(folder), "--demo", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stderr.count("attempts.jsonl line 13: malformed") == 1, done.stderr

@@ -139,3 +139,58 @@ def test_nothing_secret_is_in_run_json(tmp_path: Path) -> None:
     data = json.loads(journal.run_file.read_text())
     assert data["spec"]["user_model"] == "gpt-x"
     assert "key" not in json.dumps(data).lower()
+
+
+def written(journal: RunJournal, spec: RunSpec, lines: list[Outcome]) -> None:
+    """A finished run of `spec` whose attempts.jsonl holds `lines`."""
+    with journal.play(spec):
+        pass
+    journal.attempts.write_bytes(b"".join(msgspec.json.encode(o) + b"\n" for o in lines))
+
+
+def test_a_line_for_an_attempt_the_run_does_not_have_is_skipped_and_named(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    ghost = msgspec.structs.replace(outcome(0), scenario="ghost")
+    written(journal, SPEC, [outcome(0), outcome(2), outcome(-1), ghost, outcome(7), outcome(1)])
+    assert [(o.scenario, o.index) for o in journal.outcomes()] == [("s", 0), ("s", 1)]
+    assert [d.text() for d in journal.damage()] == [
+        "attempts.jsonl line 2: 's' has no attempt index 2 (the run's are 0 to 1), skipped",
+        "attempts.jsonl line 3: 's' has no attempt index -1 (the run's are 0 to 1), skipped",
+        "attempts.jsonl line 4: scenario 'ghost' is not one of the run's, skipped",
+        "attempts.jsonl line 5: 's' has no attempt index 7 (the run's are 0 to 1), skipped",
+    ]
+
+
+def test_adaptive_repeats_count_up_to_max_repeat(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    spec = msgspec.structs.replace(SPEC, max_repeat=4)
+    written(journal, spec, [outcome(i) for i in range(5)])
+    assert [o.index for o in journal.outcomes()] == [0, 1, 2, 3]
+    assert [d.line for d in journal.damage()] == [5]
+
+
+def test_a_stray_line_never_supersedes_a_not_delivered_one(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    undelivered = msgspec.structs.replace(outcome(0), decision=Failed(reason="not_delivered"))
+    written(journal, SPEC, [undelivered, outcome(5), outcome(0)])
+    assert [(o.index, o.decision) for o in journal.outcomes()] == [(0, Failed(reason="http_500"))]
+    assert [d.line for d in journal.damage()] == [2]
+
+
+def test_without_run_json_every_attempt_line_may_belong(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    journal.folder.mkdir()
+    journal.attempts.write_bytes(msgspec.json.encode(outcome(9)) + b"\n")
+    assert [o.index for o in journal.outcomes()] == [9] and journal.damage() == ()
+
+
+def test_a_missing_attempts_jsonl_beside_run_json_is_damage(tmp_path: Path) -> None:
+    journal = RunJournal(tmp_path / "run")
+    with journal.play(SPEC):
+        pass
+    assert journal.damage() == ()
+    journal.attempts.unlink()
+    assert list(journal.outcomes()) == []
+    (damage,) = journal.damage()
+    assert damage.text() == "attempts.jsonl: missing: the run's attempts are lost, none counts"
+    assert RunJournal(tmp_path / "nothing").damage() == ()

@@ -16,7 +16,8 @@ from convy.compare.statistics import Share, Unknown
 from convy.compare.summary import Summary, Summed
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
-from convy.draw.markdown import CommentMarkdown, Links, Marker
+from convy.draw.links import Links
+from convy.draw.markdown import CommentMarkdown, Marker
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry, Status
@@ -91,7 +92,9 @@ def judged(
 
 
 def comment(now: Summary, baseline: Summary | NoBaseline, gate: Gate | None = None, **options: object) -> str:
+    """The comment, its links those of a job whose pages were uploaded (PAGES) unless given."""
     comparison, decision = judged(now, baseline, gate)
+    options.setdefault("links", PAGES)
     return CommentMarkdown(comparison, decision, **options).text()  # type: ignore[arg-type]
 
 
@@ -142,8 +145,39 @@ def open_tables(text: str) -> list[int]:
     return columns
 
 
+PHONE = 42
+"""The most characters a table shown open may be wide: GitHub draws a table as wide as its longest
+cells; on a phone the comment's column is about 350 px, of which 26 px per cell are padding, at about
+6.5 px a character."""
+
+
+def open_widths(text: str) -> list[int]:
+    """The width in characters of each table not inside a collapsed <details> section: for each
+    column its longest cell as GitHub shows it (header included), added up."""
+    depth, widths, rows = 0, [], []
+    for token in MARKDOWN.parse(text):
+        if token.type == "html_block":
+            depth += token.content.count("<details>") - token.content.count("</details>")
+        elif depth:
+            continue
+        elif token.type == "table_open":
+            rows = []
+        elif token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(len("".join(t.content for t in token.children or [])))
+        elif token.type == "table_close":
+            widths.append(sum(max(column) for column in zip(*rows, strict=True)))
+    return widths
+
+
 def hrefs(text: str) -> list[str]:
     return [str(t.attrGet("href")) for t in flat(MARKDOWN.parse(text)) if t.type == "link_open"]
+
+
+def scenario_links(text: str) -> list[str]:
+    """The comment's links to a scenario's place in the report page."""
+    return [h for h in hrefs(text) if h.startswith(f"{PAGES.report_page}#scenario-")]
 
 
 def assert_inert(text: str) -> None:
@@ -153,11 +187,13 @@ def assert_inert(text: str) -> None:
         if token.type in ("html_inline", "html_block"):
             assert token.content.strip() in allowed, token.content
         assert token.type not in ("image", "autolink"), token
-    assert all(re.fullmatch(r"report\.html#scenario-[a-z0-9-]+", href) for href in hrefs(text)), hrefs(text)
+    scenario = re.escape(PAGES.report_page) + r"#scenario-[a-z0-9-]+"
+    ours_only = {PAGES.report, PAGES.run, PAGES.report_page, PAGES.comparison_page}
+    assert all(re.fullmatch(scenario, h) or h in ours_only for h in hrefs(text)), hrefs(text)
     assert text.count("<details>") == text.count("</details>") >= 2
     for table in tables(text):
         assert len(set(table)) == 1, f"a row has an extra or missing cell: {table}"
-    assert all(columns <= 4 for columns in open_tables(text)), open_tables(text)
+    assert all(columns <= 3 for columns in open_tables(text)), open_tables(text)
 
 
 A_DROP = (
@@ -201,13 +237,21 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
         text.index("<details><summary>All 6 scenarios</summary>"),
     ]
     assert order == sorted(order)
-    assert hrefs(text) == ["report.html#" + Anchor("refund").id(), "report.html#" + Anchor("address").id()]
+    assert scenario_links(text) == [
+        f"{PAGES.report_page}#{Anchor('refund').id()}",
+        f"{PAGES.report_page}#{Anchor('address').id()}",
+    ]
+    local = comment(*A_DROP, Gate(alpha=0.25), links=Links())
+    assert hrefs(local) == [], "nothing uploaded (a local run): no link, and never a relative one"
     assert "0 of 5 held, 5 of 5 in the baseline (p = 0.00397, regressed)" in text
     assert "The agent asks for the order number. — failed 4 of 5; judge: It never asked" in text
-    assert open_tables(text) == [4, 4], "the causes and the headline numbers, 4 columns each"
-    assert re.search(
-        r"\| the agent +\| 9 +\| failed claims +\| It never asked for the order number\. +\|", text
-    )
+    assert open_tables(text) == [3, 3], "the causes and the headline numbers, 3 columns each"
+    assert all(width <= PHONE for width in open_widths(text)), open_widths(text)
+    assert re.search(r"\| the agent +\| 9 +\| failed claims +\|\n", text)
+    assert "\n- the agent — judge: It never asked for the order number.\n" in text
+    assert re.search(r"\| pass rate +\| 64\.0% +\| 100\.0% +\|", text)
+    assert re.search(r"\| 95% interval +\| 44\.5–79\.8% +\| 86\.7–100\.0% +\|", text)
+    assert re.search(r"\| pass\^k +\| 60\.0% \(k = 5\) +\| 100\.0% \(k = 5\) +\|", text)
     every = tables(text)[-1]
     assert (len(every), every[0]) == (1 + 6, 5)
     assert (
@@ -219,23 +263,24 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
 
 
 def test_a_flaky_attempt_under_a_passing_gate_is_listed_collapsed_as_lower() -> None:
-    text = comment(*A_DROP)
+    text = comment(*A_DROP, links=Links())
     assert_inert(text)
     assert "## ✅ convy: pass · support" in text and "### Regressions" not in text
     collapsed = text.split("<details><summary>Lower than the baseline, within noise (1)</summary>", 1)[1]
-    assert collapsed.split("</details>", 1)[0].strip().startswith("- **[refund](report.html#scenario-refund-")
+    assert collapsed.split("</details>", 1)[0].strip().startswith("- **refund** — ")
     assert "1 of 3 held, 3 of 3 in the baseline (p = 0.2, lower)" in collapsed
 
 
 def test_the_regression_links_find_their_row_in_the_report() -> None:
     from convy.draw.report import Report
-    from tests.engine.test_report import data
+    from tests.engine.test_report import parsed
 
-    text = comment(*A_DROP, Gate(alpha=0.25))
-    (link,) = hrefs(text)
-    page = data(Report(A_DROP[0], (), None).html())
-    anchors = [row["anchor"] for row in page["grids"][0]["rows"]]
-    assert link.removeprefix("report.html#") in anchors
+    text = comment(*A_DROP, Gate(alpha=0.25), links=PAGES)
+    (link, *_) = hrefs(text)
+    assert link.startswith(f"{PAGES.report_page}#scenario-")
+    page = parsed(Report(A_DROP[0], (), None).html())
+    window = page.by_id(link.split("#", 1)[1])
+    assert window.tag == "details" and window.all("span", "name")[0].text() == "refund"
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
@@ -247,7 +292,7 @@ def test_hostile_agent_text_renders_inert(hostile: str) -> None:
     assert len(text) < 65_536 and "@org" not in text and "\x1b" not in text
     html = MARKDOWN.render(text)
     assert "<script" not in html and "<img" not in html and "javascript:" not in "".join(hrefs(text))
-    assert len(hrefs(text)) == 1 and len(tables(text)[-1]) == 1 + 2
+    assert len(scenario_links(text)) == 1 and len(tables(text)[-1]) == 1 + 2
 
 
 def test_hostile_failure_reasons_and_why_render_inert() -> None:
@@ -264,13 +309,13 @@ def test_two_thousand_scenarios_with_long_reasons_stay_under_the_limit() -> None
     text = comment(now, before)
     assert len(text) < 65_536 and len(text.encode("utf-16-le")) // 2 < 65_536
     assert_inert(text)
-    shown = len(hrefs(text))
+    shown = len(scenario_links(text))
     more = re.search(r"… ([0-9,]+) more scenarios\n", text)
     assert more and shown > 10 and shown + int(more.group(1).replace(",", "")) == 2000
     every = tables(text)[-1]
     rest = re.search(r"… ([0-9,]+) more scenarios +\|", text)
     assert rest and len(every) - 2 + int(rest.group(1).replace(",", "")) == 2000
-    assert text.splitlines()[-1].startswith("📄 report artifact")
+    assert text.splitlines()[-1].startswith("📄 [report artifact]")
 
 
 def test_many_scenarios_show_every_regression_and_as_many_others_as_fit() -> None:
@@ -279,11 +324,26 @@ def test_many_scenarios_show_every_regression_and_as_many_others_as_fit() -> Non
     now = run({n: [False] * 5 if i < 5 else [True] * 5 for i, n in enumerate(names)})
     text = comment(now, before, limit=20_000)
     assert len(text) < 20_000
-    assert len(hrefs(text)) == 5
+    assert len(scenario_links(text)) == 5
     every = tables(text)[-1]
     more = re.search(r"… ([0-9,]+) more scenarios", text)
     assert more and len(every) - 2 + int(more.group(1).replace(",", "")) == 2000
-    assert "📄 report artifact" in text.splitlines()[-1]
+    assert "📄 [report artifact]" in text.splitlines()[-1]
+
+
+PAGES = Links(
+    report="https://github.com/o/r/actions/runs/7/artifacts/11",
+    run="https://github.com/o/r/actions/runs/7",
+    report_page="https://github.com/o/r/actions/runs/7/artifacts/12",
+    comparison_page="https://github.com/o/r/actions/runs/7/artifacts/13",
+)
+
+
+def test_every_link_is_absolute_and_the_pages_are_linked() -> None:
+    text = comment(*A_DROP, Gate(alpha=0.25), links=PAGES)
+    found = hrefs(text)
+    assert found and all(h.startswith("https://") for h in found)
+    assert PAGES.report_page in found and PAGES.comparison_page in found and PAGES.report in found
 
 
 def test_the_worst_case_fits_the_smallest_limit() -> None:
@@ -296,7 +356,7 @@ def test_the_worst_case_fits_the_smallest_limit() -> None:
     assert len(text) < 16_384
     tokens = flat(MARKDOWN.parse(text))
     assert all(t.type != "image" for t in tokens)
-    assert [h for h in hrefs(text) if not h.startswith("report.html#")] == [links.report, links.run]
+    assert set(hrefs(text)) <= {links.report, links.run} and links.run in hrefs(text)
 
 
 def test_links_are_ours_or_placeholders() -> None:
@@ -307,11 +367,12 @@ def test_links_are_ours_or_placeholders() -> None:
             run="https://github.com/o/r/actions/runs/7",
         ),
     )
-    assert [h for h in hrefs(text) if not h.startswith("report.html#")] == [
+    # without pages uploaded on their own, a scenario's link goes to the run's artifact
+    assert set(hrefs(text)) == {
         "https://github.com/o/r/actions/runs/7#artifacts",
         "https://github.com/o/r/actions/runs/7",
-    ]
-    assert "report artifact: not uploaded" in comment(*A_DROP)
+    }
+    assert "report artifact: not uploaded" in comment(*A_DROP, links=Links())
     with pytest.raises(ValueError, match="http"):
         Links(report="javascript:alert(1)")
     with pytest.raises(ValueError, match="http"):
@@ -368,11 +429,12 @@ def test_without_a_baseline_the_comment_says_so_and_gates_on_the_floor() -> None
     assert "now; no baseline (no earlier run on main): the gate decided on the floor only." in text
     assert "**Decided by `floor-only`:**" in text
     assert "### Scenarios with failed claims (1)" in text
-    assert re.search(r"\| attempts failed by the agent +\| 1 \(http\\_500 ×1\) +\|", text)
-    assert re.search(r"\| attempts without verdict +\| 1 \(16.7%\) +\|", text)
+    assert re.search(r"\| agent failed +\| 1 +\|", text) and "\n- agent failures now: http\\_500 ×1" in text
+    assert re.search(r"\| no verdict +\| 1 \(16.7%\) +\|", text)
     assert re.search(r"\| the agent +\| 2 +\| ", text) and re.search(
         r"\| the judge +\| 1 +\| model\\_failure", text
     )
+    assert all(width <= PHONE for width in open_widths(text)), open_widths(text)
 
 
 def test_a_broken_agent_s_comment_names_the_cause_and_its_message() -> None:
@@ -396,7 +458,8 @@ def test_a_broken_agent_s_comment_names_the_cause_and_its_message() -> None:
     assert "## ❌ convy: fail · support" in text
     assert "**Decided by `max-failed`:** the agent failed 3 of 3 attempts (100.0%)" in text
     assert "commonest: http\\_400 ×3 (HTTP 400): Invalid model name" in text
-    assert re.search(r"\| the agent +\| 3 +\| http\\_400 +\| Invalid model name +\|", text)
+    assert re.search(r"\| the agent +\| 3 +\| http\\_400 +\|\n", text)
+    assert "\n- the agent — Invalid model name\n" in text
 
 
 def test_an_interrupted_run_says_how_much_was_played() -> None:
@@ -410,3 +473,41 @@ def test_the_summary_and_the_decision_hold_the_figures_the_comment_shows() -> No
     assert now.pass_k == Share(value=(0.0 + 1.0) / 2)
     assert run({"a": [True, None]}).pass_k == Unknown()
     assert judged(now, NoBaseline(), Gate(alpha=0.2))[1].alpha == 0.2
+
+
+def test_a_check_s_failure_is_labelled_check_and_a_claim_s_judge() -> None:
+    from convy.draw.console import ConsoleText
+
+    def attempt(index: int, check: bool) -> Outcome:
+        failed = (
+            ClaimResult(claim="contains 'refund'", passed=False, reason="no answer has it", check=True)
+            if check
+            else ClaimResult(claim="The agent apologises.", passed=False, reason="It never did.")
+        )
+        claims = (ClaimResult(claim="The agent greets the user.", passed=True, reason="it did"), failed)
+        turn = Turn(user="u", agent="a", seconds=0.5)
+        return Outcome(
+            scenario="refund",
+            index=index,
+            fingerprint="f",
+            turns=(turn,),
+            seconds=1.0,
+            decision=Verdict(holds=False, claims=claims),
+        )
+
+    outcomes = [attempt(0, True), attempt(1, True), attempt(2, False)]
+    spec = RunSpec(agent="support", repeat=3, scenarios=(ScenarioEntry(name="refund", fingerprint="f"),))
+    now = Summed(
+        RunFile(format=1, spec=spec, status="finished", started="t"), "r/support/1", outcomes
+    ).summary()
+    comparison, decision = judged(now, NoBaseline(why="first run"))
+    text = CommentMarkdown(comparison, decision).text()
+    assert_inert(text)
+    assert "commonest: failed claims ×3: check: no answer has it." in text
+    assert "  - contains 'refund' — failed 2 of 2; check: no answer has it\n" in text
+    assert "  - The agent apologises. — failed 1 of 1; judge: It never did.\n" in text
+    assert "\n- the agent — check: no answer has it\n" in text
+    assert "judge: no answer has it" not in text
+    console = ConsoleText(comparison, decision).text()
+    assert "check: no answer has it" in console and "judge: It never did." in console
+    assert "judge's reason" not in console and "judge: no answer has it" not in console

@@ -42,7 +42,13 @@ def test_a_run_with_a_catastrophic_check_ends_and_records_the_check(tmp_path: Pa
     ]
     assert line["decision"]["type"] == "verdict"
     assert line["decision"]["claims"] == [
-        {"claim": "matches /(a+)+$/", "pass": False, "grade": None, "reason": "no answer has it"}
+        {
+            "claim": "matches /(a+)+$/",
+            "pass": False,
+            "grade": None,
+            "reason": "no answer has it",
+            "check": True,
+        }
     ]
 
 

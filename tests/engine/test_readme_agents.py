@@ -60,7 +60,13 @@ def played(tmp_path: Path, name: str, environ: dict[str, str]) -> list[dict[str,
     found = lines(only_run(root / "results"))
     assert len(found) == 2
     for line in found:
-        held = {"claim": "contains '4411'", "pass": True, "grade": None, "reason": "answer 1 has it"}
+        held = {
+            "claim": "contains '4411'",
+            "pass": True,
+            "grade": None,
+            "reason": "answer 1 has it",
+            "check": True,
+        }
         # every attempt held: two answers, the order number in them
         assert line["decision"] == {"type": "verdict", "holds": True, "claims": [held]}
         assert len(line["turns"]) == 2  # type: ignore[arg-type]

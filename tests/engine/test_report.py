@@ -1,18 +1,18 @@
-"""The pages as files: standalone (no reference outside the page), their data what the model
-computed (a row per scenario, `unknown` for what nobody reported), agent text kept inside the page's
-JSON, an agent's Markdown as a tree of text, and a size that stays reasonable for big runs."""
+"""The pages as files: standalone (no reference outside the page), static HTML that shows what the
+model computed (a row per scenario, `unknown` for what nobody reported) and every scenario's window
+without a script, agent text escaped, an agent's Markdown as a tree of text, a check's result said to
+be a check's, and a size that stays reasonable for big runs."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 from convy.compare.comparison import Compared, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.summary import Summary, Summed
+from convy.draw.anchor import Anchor
 from convy.draw.report import ComparisonPage, Index, Report
 from convy.draw.shown import Amount
 from convy.draw.transcript import LIMIT, AgentMarkdown
@@ -29,8 +30,79 @@ from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Ve
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 BREAKOUT = "</script><script>alert(1)</script>"
-DATA = re.compile(r'<script type="application/json" id="data">(.*?)</script>', re.DOTALL)
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
+VOID = {"br", "hr", "input", "meta", "link"}
+
+
+class Node:
+    """An element of a parsed page: its tag, attributes and children (elements and texts)."""
+
+    def __init__(self, tag: str, attributes: dict[str, str | None]) -> None:
+        self.tag, self.attributes = tag, attributes
+        self.children: list[Node | str] = []
+
+    def classes(self) -> set[str]:
+        return set((self.attributes.get("class") or "").split())
+
+    def all(self, tag: str = "", name: str = "") -> list[Node]:
+        """Every element under this one with that tag and class (either empty: any)."""
+        found = []
+        for child in self.children:
+            if isinstance(child, Node):
+                if (not tag or child.tag == tag) and (not name or name in child.classes()):
+                    found.append(child)
+                found.extend(child.all(tag, name))
+        return found
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def by_id(self, wanted: str) -> Node:
+        (found,) = [n for n in self.all() if n.attributes.get("id") == wanted]
+        return found
+
+
+class Tree(HTMLParser):
+    """A page parsed into Nodes."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.path = [self.root]
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, dict(attrs))
+        self.path[-1].children.append(node)
+        if tag not in VOID:
+            self.path.append(node)
+
+    def handle_endtag(self, tag: str) -> None:
+        while len(self.path) > 1 and self.path.pop().tag != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        self.path[-1].children.append(data)
+
+
+def parsed(page: str) -> Node:
+    return Tree(page).root
+
+
+def rows(page: Node, grid: str = "scenarios") -> list[Node]:
+    return [r for r in page.by_id(grid).all("tr") if r.all("td") and "empty" not in r.classes()]
+
+
+def cells(row: Node) -> list[str]:
+    return [td.text() for td in row.all("td")]
+
+
+def tiles(page: Node) -> dict[str, tuple[str, str]]:
+    return {
+        t.all("div", "label")[0].text(): (t.all("div", "value")[0].text(), t.text())
+        for t in page.all("div", "tile")
+    }
 
 
 def outcome(
@@ -41,7 +113,11 @@ def outcome(
         decision = NoVerdict(reason="model_failure")
     else:
         decision = Verdict(
-            holds=holds, claims=(ClaimResult(claim="It helps.", passed=holds, reason="Seen."),)
+            holds=holds,
+            claims=(
+                ClaimResult(claim="It helps.", passed=holds, reason="Seen."),
+                ClaimResult(claim="contains 'order'", passed=True, reason="answer 1 has it", check=True),
+            ),
         )
     steps = (Call(name="lookup", arguments="{}", result="ok"), Thought(text="hm"))
     turn = Turn(user="Hello?", agent=answer, seconds=0.25, usage=usage, steps=steps)
@@ -68,17 +144,6 @@ def summed(
     return Summed(file, folder, outcomes).summary(), outcomes
 
 
-def data(page: str) -> Any:
-    found = DATA.search(page)
-    assert found is not None
-    return json.loads(found.group(1))
-
-
-def outside(page: str) -> str:
-    """The page without its data: the HTML, the style and the script."""
-    return DATA.sub("", page)
-
-
 def pages() -> Iterator[str]:
     summary, outcomes = summed(
         {"x": [True, False, None], "y": [True, True, True]}, answer="See https://e.example"
@@ -92,14 +157,12 @@ def pages() -> Iterator[str]:
 
 @pytest.mark.parametrize("page", list(pages()), ids=["report", "comparison", "index"])
 def test_a_page_refers_to_nothing_outside_itself(page: str) -> None:
-    html = outside(page)
-    markup = re.sub(r"<(script|style)>.*?</\1>", "", html, flags=re.DOTALL)
+    markup = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.DOTALL)
     addresses = re.findall(r"""(?:src|href|action|srcset)\s*=\s*["']?([^"'\s>]*)""", markup, re.IGNORECASE)
-    assert addresses and all(a.startswith("data:") for a in addresses), addresses
-    assert re.findall(r"url\(", html) == []
-    assert re.findall(r"@import", html) == []
-    assert re.findall(r"https?:", html.replace(SVG_NAMESPACE, "")) == []
-    assert "https://e.example" not in html
+    assert addresses and all(a.startswith("data:") or not re.match(r"[a-z+.-]+:", a) for a in addresses)
+    assert not [a for a in addresses if a.startswith(("//", "/"))], addresses
+    assert re.findall(r"url\(|@import", page) == []
+    assert "https://e.example" not in "".join(addresses)
 
 
 @pytest.mark.parametrize("page", list(pages()), ids=["report", "comparison", "index"])
@@ -110,78 +173,123 @@ def test_the_policy_allows_no_request_and_only_the_pages_own_script_and_style(pa
     assert rules["default-src"] == "'none'" and rules["img-src"] == "data:"
     script = re.findall(r"<script>(.*?)</script>", page, re.DOTALL)
     style = re.findall(r"<style>(.*?)</style>", page, re.DOTALL)
-    assert len(script) == 1 and len(style) == 1
+    assert len(script) == 1 and len(style) == 1 and " style=" not in page
     for source, rule in ((script[0], "script-src"), (style[0], "style-src")):
         digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
         assert rules[rule] == f"'sha256-{digest}'"
+    assert "innerHTML" not in script[0] and "insertAdjacentHTML" not in script[0]
 
 
 def test_the_report_has_one_row_per_scenario_in_declaration_order_and_a_window_each() -> None:
     summary, outcomes = summed({"b": [True, False], "a": [True, True], "c": [None, None]})
-    view = data(Report(summary, reversed(outcomes)).html())
-    rows = view["grids"][0]["rows"]
-    assert [row["cells"][0]["text"] for row in rows] == ["b", "a", "c"]
-    assert [row["status"] for row in rows] == ["flaky", "passing", "unjudged"]
-    assert [row["window"] for row in rows] == [0, 1, 2]
-    assert [w["title"] for w in view["windows"]] == ["b", "a", "c"]
-    assert [a["title"] for a in view["windows"][0]["attempts"]] == ["Attempt 1", "Attempt 2"]
-    assert view["windows"][0]["attempts"][1]["outcome"] == "did not hold"
-    assert view["windows"][2]["attempts"][0]["outcome"] == "no verdict: model_failure"
-    assert view["headline"] is None
+    page = parsed(Report(summary, reversed(outcomes)).html())
+    shown = rows(page)
+    assert [cells(r)[0] for r in shown] == ["b", "a", "c"]
+    assert [r.attributes["data-status"] for r in shown] == ["flaky", "passing", "unjudged"]
+    anchors = [r.attributes["data-anchor"] for r in shown]
+    assert anchors == [Anchor(n).id() for n in "bac"]
+    assert [r.all("a")[0].attributes["href"] for r in shown] == [f"#{a}" for a in anchors]
+    windows = page.all("details", "window")
+    assert [w.attributes["id"] for w in windows] == anchors
+    assert [w.all("span", "name")[0].text() for w in windows] == ["b", "a", "c"]
+    attempts = windows[0].all("details", "attempt")
+    assert [a.all("span", "title")[0].text() for a in attempts] == ["Attempt 1", "Attempt 2"]
+    assert [a.all("span", "pill")[0].text() for a in attempts] == ["held", "did not hold"]
+    assert [("open" in a.attributes) for a in attempts] == [False, True]
+    assert windows[2].all("span", "pill")[1].text() == "no verdict: model_failure"
+    assert page.all("section", "headline") == []
+
+
+def test_every_table_cell_is_labelled_by_its_column_for_a_narrow_screen() -> None:
+    summary, outcomes = summed({"x": [True, False]})
+    html = Report(summary, outcomes).html()
+    page = parsed(html)
+    for table in page.all("table"):
+        assert "cards" in table.classes()
+        columns = [th.text() for th in table.all("th")]
+        for row in table.all("tr"):
+            if row.all("td") and "empty" not in row.classes():
+                assert [td.attributes["data-label"] for td in row.all("td")] == columns
+    assert re.search(
+        r"@media \(max-width: 640px\)[^@]*table\.cards td::before \{\s*content: attr\(data-label\)", html
+    )
+    assert "details.window:target::details-content { content-visibility: visible; }" in html
 
 
 def test_the_figures_are_the_models_own() -> None:
     summary, outcomes = summed({"x": [True, True, False, None]})
-    view = data(Report(summary, outcomes).html())
-    tiles = {tile["label"]: tile for tile in view["tiles"]}
-    assert tiles["Pass rate"]["value"] == f"{summary.rate.value * 100:.1f}%"  # type: ignore[union-attr]
-    assert "2 of 3 judged held" in tiles["Pass rate"]["note"]
-    assert tiles["Without verdict"]["value"] == f"{summary.no_verdict_attempts}" == "1"
-    assert tiles["Without verdict"]["note"] == "25.0% of attempts · model_failure × 1"
-    assert tiles["Agent failures"]["value"] == "0" and tiles["Agent failures"]["note"] == "none"
-    assert tiles["pass^4, mean over scenarios"]["value"] == summary.pass_k.text()
-    assert view["grids"][0]["rows"][0]["cells"][2]["text"] == summary.scenarios[0].rate.text()
+    page = parsed(Report(summary, outcomes).html())
+    shown = tiles(page)
+    assert shown["Pass rate"][0] == f"{summary.rate.value * 100:.1f}%"  # type: ignore[union-attr]
+    assert "2 of 3 judged held" in shown["Pass rate"][1]
+    assert shown["Without verdict"][0] == f"{summary.no_verdict_attempts}" == "1"
+    assert "25.0% of attempts · model_failure × 1" in shown["Without verdict"][1]
+    assert shown["Agent failures"][0] == "0" and shown["Agent failures"][1].endswith("none")
+    assert shown["pass^4, mean over scenarios"][0] == summary.pass_k.text()
+    assert cells(rows(page)[0])[2] == summary.scenarios[0].rate.text()
 
 
 def test_numbers_nobody_reported_show_unknown() -> None:
     summary, outcomes = summed({"x": [None, None]})
-    view = data(Report(summary, outcomes).html())
-    tiles = {tile["label"]: tile for tile in view["tiles"]}
-    assert tiles["Pass rate"]["value"] == "unknown"
-    assert tiles["Agent tokens per attempt, median"]["value"] == "unknown"
-    assert tiles["Model tokens per attempt, median"]["value"] == "user unknown"
-    row = view["grids"][0]["rows"][0]["cells"]
-    assert (row[2]["text"], row[4]["text"]) == ("unknown", "unknown")
-    turn = view["windows"][0]["attempts"][0]["turns"][0]
-    assert "agent tokens unknown" in turn["facts"]
-    bar = view["charts"][0]["rows"][0]["bars"][0]
-    assert (bar["value"], bar["text"]) == (None, "unknown")
+    page = parsed(Report(summary, outcomes).html())
+    shown = tiles(page)
+    assert shown["Pass rate"][0] == "unknown"
+    assert shown["Agent tokens per attempt, median"][0] == "unknown"
+    assert shown["Model tokens per attempt, median"][0] == "user unknown"
+    row = cells(rows(page)[0])
+    assert (row[2], row[4]) == ("unknown", "unknown")
+    turn = page.all("div", "turn")[0]
+    assert "agent tokens unknown" in [li.text() for li in turn.all("li")]
+    bars = page.all("figure", "chart-bars")[0]
+    assert bars.all("rect") == [] and bars.all("span", "value")[0].text() == "unknown"
     assert Amount(value=None, unit="s").text() == "unknown" and Amount(value=None).signed() == "unknown"
 
 
 def test_a_token_count_reported_in_part_is_unknown_in_that_part() -> None:
     summary, outcomes = summed({"x": [True]}, usage=Usage(input=12))
-    view = data(Report(summary, outcomes).html())
-    assert "agent tokens 12 in · unknown out" in view["windows"][0]["attempts"][0]["turns"][0]["facts"]
+    turn = parsed(Report(summary, outcomes).html()).all("div", "turn")[0]
+    assert "agent tokens 12 in · unknown out" in [li.text() for li in turn.all("li")]
 
 
-def test_a_script_in_agent_text_stays_inside_the_pages_data() -> None:
+def test_a_script_in_agent_text_is_escaped_text() -> None:
     answer = f"Sure. {BREAKOUT} <img src=x onerror=alert(2)> \u2028 & done"
     summary, outcomes = summed({"x": [True]}, answer=answer)
-    page = Report(summary, outcomes).html()
-    assert page.count("<script") == 2 and page.count("</script>") == 2
-    assert "alert" not in outside(page)
-    raw = DATA.search(page).group(1)  # type: ignore[union-attr]
-    assert not set(raw) & {"<", ">", "&", "\u2028", "\u2029"}
-    agent = data(page)["windows"][0]["attempts"][0]["turns"][0]["agent"]
-    assert agent == [["p", f"Sure. {BREAKOUT} <img src=x onerror=alert(2)> \u2028 & done"]]
+    html = Report(summary, outcomes).html()
+    assert html.count("<script") == 1 and html.count("</script>") == 1 and "<img" not in html
+    said = parsed(html).all("div", "markdown")[0]
+    assert [n.tag for n in said.all()] == ["p"] and said.text() == answer
 
 
-def test_a_scenario_name_is_data_too() -> None:
+def test_a_scenario_name_is_text_too() -> None:
     summary, outcomes = summed({"<script>alert(3)</script>": [True]})
-    page = Report(summary, outcomes).html()
-    assert "alert(3)" not in outside(page)
-    assert data(page)["grids"][0]["rows"][0]["cells"][0]["text"] == "<script>alert(3)</script>"
+    html = Report(summary, outcomes).html()
+    assert "<script>alert(3)" not in html and "&lt;script&gt;alert(3)&lt;/script&gt;" in html
+    assert cells(rows(parsed(html))[0])[0] == "<script>alert(3)</script>"
+
+
+def test_a_check_s_result_is_said_to_be_a_check_s_and_a_claim_s_the_judge_s() -> None:
+    summary, outcomes = summed({"x": [False, False]})
+    failing = msgspec.structs.replace(
+        outcomes[0].decision,  # type: ignore[arg-type]
+        claims=(ClaimResult(claim="contains 'refund'", passed=False, reason="no answer has it", check=True),),
+    )
+    outcomes = [msgspec.structs.replace(outcomes[0], decision=failing), outcomes[1]]
+    summary = Summed(
+        RunFile(
+            format=1,
+            spec=RunSpec(agent="a", repeat=2, scenarios=(ScenarioEntry(name="x", fingerprint="f"),)),
+            status="finished",
+            started="t",
+        ),
+        "r/a/1",
+        outcomes,
+    ).summary()
+    page = parsed(Report(summary, outcomes).html())
+    reasons = [c.all("div", "reason")[0].text() for c in page.all("div", "claim")]
+    assert reasons == ["check: no answer has it", "judge: Seen."]
+    claims = page.all("details", "attempt")[0].all("table", "claims")[0]
+    assert [cells(r)[2] for r in claims.all("tr") if r.all("td")] == ["check: no answer has it"]
+    assert cells(rows(page, "parties")[0])[3] == "check: no answer has it"
 
 
 def test_agent_markdown_becomes_a_tree_of_text_with_no_link_and_no_html() -> None:
@@ -212,13 +320,12 @@ def test_agent_markdown_becomes_a_tree_of_text_with_no_link_and_no_html() -> Non
 
 def test_a_long_text_is_cut_with_a_note() -> None:
     summary, outcomes = summed({"x": [True]}, answer="word " * (LIMIT // 2))
-    turn = data(Report(summary, outcomes).html())["windows"][0]["attempts"][0]["turns"][0]
-    kept = turn["agent"][0][1]
-    assert len(kept) <= LIMIT
-    assert turn["agent"][-1] == [
-        "p",
-        ["em", f"[cut: the first {LIMIT:,} of {LIMIT // 2 * 5:,} characters are shown]"],
-    ]
+    said = parsed(Report(summary, outcomes).html()).all("div", "markdown")[0]
+    paragraphs = said.all("p")
+    assert len(paragraphs[0].text()) <= LIMIT
+    assert paragraphs[-1].all("em")[0].text() == (
+        f"[cut: the first {LIMIT:,} of {LIMIT // 2 * 5:,} characters are shown]"
+    )
 
 
 def test_the_report_streams_its_outcomes_once() -> None:
@@ -230,8 +337,8 @@ def test_the_report_streams_its_outcomes_once() -> None:
             consumed.append(o.index)
             yield o
 
-    view = data(Report(summary, stream()).html())
-    assert consumed == [0, 1] and len(view["windows"][0]["attempts"]) == 2
+    page = parsed(Report(summary, stream()).html())
+    assert consumed == [0, 1] and len(page.all("details", "attempt")) == 2
 
 
 def test_the_gates_decision_is_the_headline() -> None:
@@ -239,13 +346,13 @@ def test_the_gates_decision_is_the_headline() -> None:
     decision = GateDecision(
         verdict="fail", rule="min-pass-rate", explanation="pass rate 10.0% is under 50.0%"
     )
-    view = data(Report(summary, outcomes, decision).html())
-    assert view["headline"] == {
-        "verdict": "fail",
-        "rule": "min-pass-rate",
-        "explanation": "pass rate 10.0% is under 50.0%",
-        "tone": "bad",
-    }
+    (headline,) = parsed(Report(summary, outcomes, decision).html()).all("section", "headline")
+    assert "tone-bad" in headline.classes()
+    assert [d.text() for d in headline.all("div")] == [
+        "fail",
+        "rule: min-pass-rate",
+        "pass rate 10.0% is under 50.0%",
+    ]
 
 
 def test_the_comparison_page_shows_statuses_regressions_first_and_deltas() -> None:
@@ -255,19 +362,20 @@ def test_the_comparison_page_shows_statuses_regressions_first_and_deltas() -> No
     now, _ = summed({"a": [False] * 6, "b": [True] * 6, "new": [True] * 6})
     comparison = Compared(now, before).comparison()
     decision = Gate().decision(comparison)
-    view = data(ComparisonPage(comparison, decision).html())
-    rows = view["grids"][0]["rows"]
-    assert [(r["cells"][0]["text"], r["status"], r["cells"][1]["tone"]) for r in rows] == [
-        ("a", "regressed", "bad"),
-        ("new", "new", "note"),
-        ("gone", "removed", "note"),
-        ("b", "higher", "plain"),
+    page = parsed(ComparisonPage(comparison, decision).html())
+    shown = rows(page)
+    assert [
+        (cells(r)[0], r.attributes["data-status"], r.all("span", "pill")[0].classes()) for r in shown
+    ] == [
+        ("a", "regressed", {"pill", "tone-bad"}),
+        ("new", "new", {"pill", "tone-note"}),
+        ("gone", "removed", {"pill", "tone-note"}),
+        ("b", "higher", {"pill", "tone-plain"}),
     ]
-    assert rows[0]["cells"][4]["text"] == comparison.scenarios[0].p.text()
-    tiles = {tile["label"]: tile for tile in view["tiles"]}
-    assert tiles["Change on common scenarios"]["value"] == f"−{comparison.drop * 100:.1f} points"  # type: ignore[operator]
-    assert view["headline"]["verdict"] == decision.verdict
-    deltas = {r["cells"][0]["text"]: [c["text"] for c in r["cells"][1:]] for r in view["grids"][1]["rows"]}
+    assert cells(shown[0])[4] == comparison.scenarios[0].p.text()
+    assert tiles(page)["Change on common scenarios"][0] == f"−{comparison.drop * 100:.1f} points"  # type: ignore[operator]
+    assert page.all("div", "verdict")[0].text() == decision.verdict
+    deltas = {cells(r)[0]: cells(r)[1:] for r in rows(page, "deltas")}
     assert deltas["agent input tokens"] == ["unknown", "5 tokens", "unknown"]
     assert deltas["turn time"] == ["0.25 s", "0.25 s", "±0.00 s"]
 
@@ -275,14 +383,10 @@ def test_the_comparison_page_shows_statuses_regressions_first_and_deltas() -> No
 def test_the_comparison_page_without_a_baseline_says_so() -> None:
     now, _ = summed({"a": [True]})
     comparison = Compared(now, NoBaseline(why="no earlier run")).comparison()
-    view = data(ComparisonPage(comparison, Gate().decision(comparison)).html())
-    tiles = {tile["label"]: tile for tile in view["tiles"]}
-    assert tiles["Baseline"] == {
-        "label": "Baseline",
-        "value": "none",
-        "note": "no earlier run",
-        "tone": "note",
-    }
+    page = parsed(ComparisonPage(comparison, Gate().decision(comparison)).html())
+    (tile,) = [t for t in page.all("div", "tile") if t.all("div", "label")[0].text() == "Baseline"]
+    assert "tone-note" in tile.classes()
+    assert [d.text() for d in tile.all("div")] == ["Baseline", "none", "no earlier run"]
 
 
 def test_the_index_lists_runs_newest_first_with_relative_links_and_a_trend_per_agent() -> None:
@@ -290,23 +394,24 @@ def test_the_index_lists_runs_newest_first_with_relative_links_and_a_trend_per_a
     new, _ = summed({"x": [True, True]}, folder="results/javascript:alert(1)/20261102T000000Z-b b")
     old = msgspec.structs.replace(old, started="2026-11-01T00:00:00Z")
     new = msgspec.structs.replace(new, started="2026-11-02T00:00:00Z")
-    view = data(Index((new, old)).html())
-    links = [r["cells"][1]["link"] for r in view["grids"][0]["rows"]]
+    page = parsed(Index((new, old)).html())
+    links = [r.all("a")[0].attributes["href"] for r in rows(page, "runs")]
     assert links == [
         "javascript%3Aalert%281%29/20261102T000000Z-b%20b/report.html",
         "a/20261101T000000Z-aaaa/report.html",
     ]
-    (trend,) = view["charts"]
-    assert [p["text"] for p in trend["points"]] == [old.rate.text(), new.rate.text()]
+    (trend,) = page.all("figure", "chart")
+    titles = [t.text() for t in trend.all("circle", "point")]
+    assert titles == [f"{old.run}: {old.rate.text()}", f"{new.run}: {new.rate.text()}"]
 
 
 def test_a_big_run_makes_a_page_of_reasonable_size() -> None:
     scenarios = {f"scenario-{n}": [n % 3 != 0] * 100 for n in range(100)}
     answer = "Your order **4411** shipped on 2 November.\n\n- tracking: `ZX-1`\n- arrives Friday"
     summary, outcomes = summed(scenarios, answer=answer, usage=Usage(input=40, output=30))
-    page = Report(summary, outcomes).html()
-    assert len(page) < 40_000_000
-    assert len(data(page)["windows"]) == 100
+    html = Report(summary, outcomes).html()
+    assert len(html) < 40_000_000
+    assert html.count('<details class="window ') == 100
 
 
 def test_an_agent_failure_is_counted_and_shown_with_its_detail() -> None:
@@ -324,17 +429,14 @@ def test_an_agent_failure_is_counted_and_shown_with_its_detail() -> None:
         "r/a/1",
         [outcomes[0], broken],
     ).summary()
-    view = data(Report(summary, [outcomes[0], broken]).html())
-    tiles = {tile["label"]: tile for tile in view["tiles"]}
-    assert (tiles["Agent failures"]["value"], tiles["Agent failures"]["note"]) == ("1", "http_500 × 1")
-    assert tiles["Agent failures"]["tone"] == "bad"
-    shown = view["windows"][0]["attempts"][1]
-    assert (shown["outcome"], shown["detail"], shown["open"]) == (
-        "the agent failed: http_500",
-        "upstream said no",
-        True,
-    )
-    assert view["notices"] == [
+    page = parsed(Report(summary, [outcomes[0], broken]).html())
+    (failures,) = [t for t in page.all("div", "tile") if t.all("div", "label")[0].text() == "Agent failures"]
+    assert [d.text() for d in failures.all("div")[1:]] == ["1", "http_500 × 1"]
+    assert "tone-bad" in failures.classes()
+    shown = page.all("details", "attempt")[1]
+    assert shown.all("span", "pill")[0].text() == "the agent failed: http_500"
+    assert shown.all("pre", "detail")[0].text() == "upstream said no" and "open" in shown.attributes
+    assert [p.text() for p in page.all("p", "notice")] == [
         "The run is interrupted: 2 of 2 attempts were played; the figures are of those."
     ]
 
@@ -348,18 +450,14 @@ def test_a_demo_run_writes_a_standalone_report(tmp_path: Path) -> None:
         timeout=120,
     )
     assert played.returncode in (0, 1), played.stderr
-    (page,) = tmp_path.glob("results/support/*/report.html")
-    html = page.read_text(encoding="utf-8")
-    view = data(html)
-    assert [row["cells"][0]["text"] for row in view["grids"][0]["rows"]] == [
-        "cancel-subscription",
-        "order-status",
-        "refund-late-order",
-        "talk-to-human",
-    ]
-    assert all(len(window["attempts"]) == 3 for window in view["windows"])
-    assert view["headline"]["verdict"] in ("pass", "fail")
-    assert re.findall(r"https?:", outside(html).replace(SVG_NAMESPACE, "")) == []
+    (file,) = tmp_path.glob("results/support/*/report.html")
+    html = file.read_text(encoding="utf-8")
+    page = parsed(html)
+    names = ["cancel-subscription", "order-status", "refund-late-order", "talk-to-human"]
+    assert [cells(r)[0] for r in rows(page)] == names
+    assert all(len(w.all("details", "attempt")) == 3 for w in page.all("details", "window"))
+    assert page.all("div", "verdict")[0].text() in ("pass", "fail")
+    assert re.findall(r"""(?:href|src)="https?:""", html) == []
 
 
 def test_a_window_shows_at_most_twenty_attempts_those_that_did_not_hold_first() -> None:
@@ -367,16 +465,15 @@ def test_a_window_shows_at_most_twenty_attempts_those_that_did_not_hold_first() 
     for index in (7, 30, 44):
         results[index] = False
     summary, outcomes = summed({"big": results})
-    window = data(Report(summary, outcomes).html())["windows"][0]
-    titles = [a["title"] for a in window["attempts"]]
+    window = parsed(Report(summary, outcomes).html()).all("details", "window")[0]
+    titles = [a.all("span", "title")[0].text() for a in window.all("details", "attempt")]
     assert len(titles) == 20
     assert {"Attempt 8", "Attempt 31", "Attempt 45"} <= set(titles)
-    assert any("showing 20 of 50 attempts" in fact for fact in window["facts"])
+    assert any("showing 20 of 50 attempts" in li.text() for li in window.all("li"))
 
 
 def test_an_attempt_without_verdict_shows_the_status_and_the_judge_s_raw_reply() -> None:
     from convy.draw.transcript import Attempt as ShownAttempt
-    from convy.play.outcome import NoVerdict, Outcome
 
     outcome = Outcome(
         scenario="s",
@@ -391,13 +488,10 @@ def test_an_attempt_without_verdict_shows_the_status_and_the_judge_s_raw_reply()
             raw='{"decisions": [{"pass": "maybe"',
         ),
     )
-    view = ShownAttempt(outcome, AgentMarkdown(MarkdownIt("commonmark", {"html": False}))).view()
-    assert '{"decisions": [{"pass": "maybe"' in view.detail
+    markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
+    assert '{"decisions": [{"pass": "maybe"' in ShownAttempt(outcome, markdown).view().detail
     failed = msgspec.structs.replace(
         outcome,
         decision=NoVerdict(reason="judge_failure", detail="judge: boom", status=404, message="no model"),
     )
-    assert (
-        "(HTTP 404)"
-        in ShownAttempt(failed, AgentMarkdown(MarkdownIt("commonmark", {"html": False}))).view().detail
-    )
+    assert "(HTTP 404)" in ShownAttempt(failed, markdown).view().detail

@@ -343,3 +343,27 @@ def test_generated_blocks_stay_code(text: str, limit: int) -> None:
 @given(TEXTS)
 def test_generated_logs_issue_no_command(text: str) -> None:
     check_logged(text)
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_text_for_a_page_has_no_bidirectional_control_and_keeps_its_lines() -> None:
+    text = "evil \u202egnp.exe\u202c,\tand \u2067isolated\u2069\r\nline two \x1b[31m"
+    assert (
+        Untrusted(text=text).page()
+        == "evil \ufffdgnp.exe\ufffd,\tand \ufffdisolated\ufffd\nline two \ufffd[31m"
+    )
+
+
+def test_text_for_a_page_keeps_right_to_left_scripts_and_markup_characters() -> None:
+    text = "שלום עולם — مرحبا <b>&amp;</b> `code` *x* @user #12"
+    assert Untrusted(text=text).page() == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_generated_page_text_has_no_bidirectional_control(text: str) -> None:
+    shown = Untrusted(text=text).page()
+    assert not set(shown) & set(BIDI)
+    assert len(shown) <= len(text)

@@ -210,6 +210,15 @@ class FakeGitHub:
         return stored
 
     def artifacts_of(self, run: Run) -> list[Stored]:
+        """The run's finalized zipped artifacts (run folders); its pages uploaded unzipped are in
+        `pages_of`."""
+        return [a for a in self.every_artifact_of(run) if not a.mime_type]
+
+    def pages_of(self, run: Run) -> list[Stored]:
+        """The run's finalized artifacts stored as single files (report.html, comparison.html)."""
+        return [a for a in self.every_artifact_of(run) if a.mime_type]
+
+    def every_artifact_of(self, run: Run) -> list[Stored]:
         return [a for a in self.results_host.artifacts if a.finalized and a.run_backend == run.backend]
 
     # -- the REST API

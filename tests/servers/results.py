@@ -78,6 +78,8 @@ class Stored:
     blob: str
     version: int
     expires_at: datetime
+    mime_type: str = ""
+    """The type of a single file stored as it is (version 7); "" for a zip."""
     id: int = 0
     size: int = 0
     digest: str = ""
@@ -211,6 +213,9 @@ class Results:
         self.seen: list[Seen] = []
         self.artifacts: list[Stored] = []
         self.next_id = 4000
+        self.single_files = True
+        """Whether single files are stored unzipped (version 7); False answers as a service that
+        knows only zips."""
 
     def token(self, run_backend: str, job_backend: str) -> str:
         """A runtime token (HS256 JWT) whose scp grants this run and job, as the runner's."""
@@ -320,7 +325,14 @@ class Results:
             if expires
             else datetime.now(UTC) + timedelta(days=90)
         )
-        blob = f"/productionresults/actions-results/{uuid.uuid4()}/{uuid.uuid4().hex}.zip"
+        mime_type = str(request.get("mime_type") or "")
+        if mime_type and not isinstance(request.get("mime_type"), str):
+            return self._twirp(400, "malformed", "mime_type is a StringValue: a bare string in JSON")
+        single = int(str(request.get("version", 0))) >= 7 and mime_type not in ("", "application/zip")
+        if single and not self.single_files:
+            return self._twirp(400, "invalid_argument", "unsupported artifact version: 7")
+        ending = name.rsplit(".", 1)[-1] if single and "." in name else "zip"
+        blob = f"/productionresults/actions-results/{uuid.uuid4()}/{uuid.uuid4().hex}.{ending}"
         self.artifacts.append(
             Stored(
                 name=name,
@@ -329,6 +341,7 @@ class Results:
                 blob=blob,
                 version=int(str(request.get("version", 0))),
                 expires_at=moment,
+                mime_type=mime_type if single else "",
             )
         )
         return self._ok({"ok": True, "signed_upload_url": self._storage.sign(blob, "cw", 3600)})

@@ -1,8 +1,8 @@
 """Comparison: a run against its baseline — each scenario's status (DESIGN §13.2: regressed, lower,
 improved, higher, unchanged, new, removed, changed, not played) with its one-sided Fisher p-value,
 whether the overall change is real by the exact stratified test over the scenarios common, unchanged
-and judged in both, the drop over exactly those scenarios as an exact fraction of counts, and the
-deltas of times and tokens."""
+and judged in both, the drop over exactly those scenarios as an exact fraction of counts (each
+scenario weighing the same in both runs: decision 27), and the deltas of times and tokens."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import msgspec
 
 from convy.compare.adaptive import Designed
 from convy.compare.parts import FailingClaim, ScenarioSummary, Spread
-from convy.compare.statistics import PValue, Rate, Strata, Table, Tally, Unknown
+from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.data import Data, Tagged
 
@@ -84,20 +84,30 @@ class Comparison(Data, frozen=True, kw_only=True):
     common_baseline: Tally
     """The same scenarios' attempts in the baseline."""
     drop: float | None
-    """The baseline's pass rate minus today's over the scenarios the test uses; None when there are
-    none. For showing: the gate compares `exact_drop()`."""
+    """The baseline's pass rate minus today's over the scenarios the test uses, each rate the mean
+    of those scenarios' shares (Averaged); None when there are none. For showing: the gate compares
+    `exact_drop()`."""
     p_drop: PValue | Unknown
     p_gain: PValue | Unknown
     deltas: tuple[Delta, ...]
     alpha: float = 0.05
     """The level at which a scenario's own change counts as regressed or improved."""
+    common: tuple[Table, ...] = ()
+    """The scenarios the test uses, each as its tallies now and in the baseline (the baseline's
+    first round where it played adaptive repeats): what the drop is computed from."""
+    averaged: bool = False
+    """A pass rate shown, or the drop, is a mean of scenarios' shares because their numbers of
+    judged attempts differ (in either run, or over the scenarios the test uses)."""
 
     def exact_drop(self) -> Fraction | None:
-        """The drop as an exact fraction of the counts, so a 5-point drop is exactly 1/20."""
-        now, before = self.common_now, self.common_baseline
-        if not now.judged or not before.judged:
+        """The drop as an exact fraction of the counts, so a 5-point drop is exactly 1/20: the mean
+        of the baseline's shares minus the mean of today's, over the scenarios the test uses. With
+        the same number judged in every one of them (in each run), the pooled counts' difference."""
+        before = Averaged(tallies=tuple(t.baseline for t in self.common)).share()
+        now = Averaged(tallies=tuple(t.now for t in self.common)).share()
+        if now is None or before is None:
             return None
-        return Fraction(before.held, before.judged) - Fraction(now.held, now.judged)
+        return before - now
 
     def regressions(self) -> tuple[ScenarioChange, ...]:
         """The scenarios whose own drop is significant."""
@@ -150,6 +160,7 @@ class Compared(msgspec.Struct, frozen=True):
             p_gain=Unknown(),
             deltas=self.deltas(None),
             alpha=self.alpha,
+            averaged=self.now.averaged,
         )
 
     def against(self, baseline: Summary) -> Comparison:
@@ -179,25 +190,28 @@ class Compared(msgspec.Struct, frozen=True):
             held=sum(t.baseline.held for t in used), judged=sum(t.baseline.judged for t in used)
         )
         strata = Strata(tables=used)
-        drop: float | None = None
-        if used:
-            exact = Fraction(common_before.held, common_before.judged) - Fraction(
-                common_now.held, common_now.judged
-            )
-            drop = float(exact)
         p_drop, p_gain = strata.tails()
-        return Comparison(
+        common = tuple(Table(now=t.now, baseline=t.baseline) for t in used)
+        uneven = not (
+            Averaged(tallies=tuple(t.now for t in used)).even()
+            and Averaged(tallies=tuple(t.baseline for t in used)).even()
+        )
+        comparison = Comparison(
             now=self.now,
             baseline=baseline,
             scenarios=tuple(changes),
             common_now=common_now,
             common_baseline=common_before,
-            drop=drop,
+            drop=None,
             p_drop=p_drop,
             p_gain=p_gain,
             deltas=self.deltas(baseline),
             alpha=self.alpha,
+            common=common,
+            averaged=self.now.averaged or baseline.averaged or uneven,
         )
+        exact = comparison.exact_drop()
+        return msgspec.structs.replace(comparison, drop=None if exact is None else float(exact))
 
     def table(self, now: ScenarioSummary, old: ScenarioSummary, baseline: Summary) -> Table:
         """The scenario's 2×2 table for the tests. A baseline that played adaptive repeats counts

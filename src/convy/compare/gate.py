@@ -5,7 +5,9 @@ attempt held, when the pass rate is under the floor, or when the drop is more th
 significant; else pass.
 
 Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
-written as, so a drop of exactly 5 points is not "more than" max-drop 0.05."""
+written as, so a drop of exactly 5 points is not "more than" max-drop 0.05. The floor and the drop
+read pass rates that weigh every scenario the same (decision 27); nothing-held, max-failed and
+max-no-verdict count attempts."""
 
 from __future__ import annotations
 
@@ -148,13 +150,14 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 f"none of the {now.tally.judged} judged {Plural(now.tally.judged, 'attempt').word} held",
                 failed or self.claims(now),
             )
-        if self.min_pass_rate > 0 and Fraction(now.tally.held, now.tally.judged) < self.exact(
-            self.min_pass_rate
-        ):
+        rate = now.exact_rate()
+        if self.min_pass_rate > 0 and rate is not None and rate < self.exact(self.min_pass_rate):
+            averaged = " (averaged over scenarios)" if now.averaged else ""
             return self.decided(
                 "fail",
                 "min-pass-rate",
-                f"pass rate {now.rate.text()} is under min-pass-rate {self.min_pass_rate * 100:.1f}%",
+                f"pass rate {now.rate.text()}{averaged} is under min-pass-rate "
+                f"{self.min_pass_rate * 100:.1f}%",
                 failed or self.claims(now),
             )
         return self.against_baseline(comparison)
@@ -165,7 +168,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         if agent is None:
             return ""
         if agent.reason == "claims_failed":
-            message = f"judge: {agent.message}" if agent.message else ""
+            message = f"{'check' if agent.check else 'judge'}: {agent.message}" if agent.message else ""
             return Cause((Reason(reason="failed claims", count=agent.count, message=message),)).text()
         return Cause((Reason(reason=agent.reason, count=agent.count, message=agent.message),)).text()
 

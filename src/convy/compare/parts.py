@@ -35,22 +35,26 @@ class Reason(Data, frozen=True, kw_only=True):
 
 class Party(Data, frozen=True, kw_only=True):
     """The attempts that did not hold by one party's doing: how many, the commonest reason among
-    them, and its commonest message (for the agent's failed claims: the judge's first reason)."""
+    them, and its commonest message (for the agent's failed claims: the first failed claim's reason,
+    the judge's or, `check`, a deterministic check's)."""
 
     party: str
     count: int
     reason: str
     message: str = ""
+    check: bool = False
 
 
 class FailingClaim(Data, frozen=True, kw_only=True):
-    """A claim that did not pass in some attempts, with the judge's first reason."""
+    """A claim that did not pass in some attempts, with the judge's first reason; or (`check`) one of
+    the scenario's deterministic checks, with its first reason."""
 
     claim: str
     failed: int
     judged: int
     reason: str
     line: int = 0
+    check: bool = False
 
 
 class Rejudging(Data, frozen=True, kw_only=True):

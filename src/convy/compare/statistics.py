@@ -1,7 +1,8 @@
 """The statistics of a comparison: a Tally (held out of judged) with its pass rate, Wilson interval
-and pass^k; a Table (a scenario's tallies now and in the baseline) with Fisher's exact test; Strata
-(the scenarios common and unchanged in both runs) with the exact stratified test; the Distribution of
-a count that both tests read their p-values from.
+and pass^k; Averaged (a pass rate over scenarios that each weigh the same, with Wilson's interval at
+its effective number of attempts); a Table (a scenario's tallies now and in the baseline) with
+Fisher's exact test; Strata (the scenarios common and unchanged in both runs) with the exact
+stratified test; the Distribution of a count that both tests read their p-values from.
 
 A number that cannot be known is the empty object Unknown, never None: an interval of nothing
 judged, pass^k of fewer than k attempts, the p-value of a test over no scenario. The results — Rate,
@@ -12,6 +13,7 @@ Pure Python: exact integer binomials, no SciPy at run time."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from convy.data import Data, Tagged
 
@@ -107,14 +109,7 @@ class Tally(Data, frozen=True, kw_only=True):
         default); Unknown when nothing was judged."""
         if self.judged == 0:
             return Unknown()
-        n = self.judged
-        share = self.held / n
-        spread = z * z / n
-        centre = (share + spread / 2) / (1 + spread)
-        half = z * math.sqrt(share * (1 - share) / n + spread / (4 * n)) / (1 + spread)
-        low = 0.0 if self.held == 0 else min(share, max(0.0, centre - half))
-        high = 1.0 if self.held == n else max(share, min(1.0, centre + half))
-        return Rate(value=share, low=low, high=high)
+        return Wilson(share=self.held / self.judged, size=self.judged).rate(z)
 
     def pass_k(self, k: int) -> Share | Unknown:
         """pass^k as in tau-bench: the chance that k attempts drawn without replacement from the
@@ -124,6 +119,79 @@ class Tally(Data, frozen=True, kw_only=True):
         if self.judged < k:
             return Unknown()
         return Share(value=math.comb(self.held, k) / math.comb(self.judged, k))
+
+
+class Wilson(Data, frozen=True, kw_only=True):
+    """Wilson's score interval for a share seen over `size` attempts: the attempts judged, or for a
+    mean over scenarios their effective number (Averaged.size)."""
+
+    share: float
+    size: float
+
+    def rate(self, z: float = Z95) -> Rate:
+        """The share with its interval at normal quantile `z`; a share of 0 (1) has 0 (1) as its
+        bound, exactly."""
+        n = self.size
+        share = self.share
+        spread = z * z / n
+        centre = (share + spread / 2) / (1 + spread)
+        half = z * math.sqrt(share * (1 - share) / n + spread / (4 * n)) / (1 + spread)
+        low = 0.0 if share == 0 else min(share, max(0.0, centre - half))
+        high = 1.0 if share == 1 else max(share, min(1.0, centre + half))
+        return Rate(value=share, low=low, high=high)
+
+
+class Averaged(Data, frozen=True, kw_only=True):
+    """A pass rate over scenarios that each weigh the same, as the design's first round weighed
+    them (`repeat` attempts each): the mean of the scenarios' shares held/judged, those with nothing
+    judged left out. When every scenario has the same number judged, that mean is exactly the
+    pooled held / judged; when the numbers differ (adaptive repeats, attempts without verdict, a run
+    stopped early), pooling would weigh a scenario by its attempts — and adaptive repeats give more
+    to the unclear, low ones, so a pooled rate falls with no change at all (decision 27)."""
+
+    tallies: tuple[Tally, ...]
+
+    def judged(self) -> tuple[Tally, ...]:
+        """The tallies with at least one attempt judged."""
+        return tuple(t for t in self.tallies if t.judged)
+
+    def even(self) -> bool:
+        """Whether every scenario with an attempt judged has the same number judged."""
+        return len({t.judged for t in self.judged()}) <= 1
+
+    def pooled(self) -> Tally:
+        """All the attempts together."""
+        return Tally(held=sum(t.held for t in self.tallies), judged=sum(t.judged for t in self.tallies))
+
+    def share(self) -> Fraction | None:
+        """The mean of the shares, exactly; None when nothing was judged."""
+        judged = self.judged()
+        if not judged:
+            return None
+        if self.even():
+            pooled = self.pooled()
+            return Fraction(pooled.held, pooled.judged)
+        return sum((Fraction(t.held, t.judged) for t in judged), start=Fraction(0)) / len(judged)
+
+    def size(self) -> Fraction:
+        """The effective number of attempts (Kish's, for attempts weighted 1/(k·n_i)): k² / Σ 1/n_i
+        over the k scenarios judged, k times the harmonic mean of their numbers judged. The mean's
+        variance is p(1 − p) / size when every scenario holds at one rate p; with equal numbers it
+        is all the attempts judged."""
+        judged = self.judged()
+        if not judged:
+            return Fraction(0)
+        return Fraction(len(judged) ** 2) / sum((Fraction(1, t.judged) for t in judged), start=Fraction(0))
+
+    def rate(self, z: float = Z95) -> Rate | Unknown:
+        """The mean with Wilson's interval at the effective number of attempts; with equal numbers
+        judged, exactly the pooled tally's rate and interval. Unknown when nothing was judged."""
+        share = self.share()
+        if share is None:
+            return Unknown()
+        if self.even():
+            return self.pooled().rate(z)
+        return Wilson(share=float(share), size=float(self.size())).rate(z)
 
 
 class Distribution(Data, frozen=True, kw_only=True):

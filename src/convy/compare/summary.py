@@ -1,4 +1,5 @@
-"""Summary: one run summed up into view records — the pass rate with its Wilson interval, Tally,
+"""Summary: one run summed up into view records — the pass rate with its Wilson interval (a mean over
+scenarios when their numbers of judged attempts differ: Averaged), Tally,
 attempts failed and without verdict by reason, pass^k per scenario, and a Spread for each time and
 token figure. Built in one pass over the attempts (Summed, with summing.py's accumulators); unknown
 stays unknown, never 0. Its parts are in parts.py."""
@@ -7,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 
 import msgspec
 
 from convy.compare.parts import Party, Reason, Rejudging, ScenarioSummary, Spread
-from convy.compare.statistics import Rate, Share, Tally, Unknown
+from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
 from convy.play.outcome import Outcome
@@ -34,7 +36,10 @@ class Summary(Data, frozen=True, kw_only=True):
     attempts: int
     expected: int
     tally: Tally
+    """Every attempt judged and held, counted: what `nothing-held` and the counts shown read."""
     rate: Rate | Unknown
+    """The pass rate: the mean of the scenarios' shares (Averaged), which is tally's held / judged
+    when every scenario has the same number judged."""
     failed: tuple[Reason, ...]
     no_verdict: tuple[Reason, ...]
     no_verdict_share: Share | Unknown
@@ -71,6 +76,14 @@ class Summary(Data, frozen=True, kw_only=True):
     """Why the run stopped early (fail-fast), empty when it did not."""
     agent_version: str = ""
     """The build of the agent that answered, as agent-version-url reported it (empty: unknown)."""
+    averaged: bool = False
+    """The scenarios have different numbers of judged attempts, so the pass rate is their shares'
+    mean, not the pooled tally's share."""
+
+    def exact_rate(self) -> Fraction | None:
+        """The pass rate as an exact fraction of the counts (what the floor compares); None when
+        nothing was judged."""
+        return Averaged(tallies=tuple(s.tally for s in self.scenarios)).share()
 
 
 class Summed(msgspec.Struct, frozen=True):
@@ -112,9 +125,8 @@ class Summed(msgspec.Struct, frozen=True):
             attempts=judged_again,
             judge_tokens=sum(tokens) if tokens else None,
         )
-        tally = Tally(
-            held=sum(s.tally.held for s in scenarios), judged=sum(s.tally.judged for s in scenarios)
-        )
+        averaged = Averaged(tallies=tuple(s.tally for s in scenarios))
+        tally = averaged.pooled()
         attempts = sum(s.attempts for s in scenarios)
         unjudged = sum(s.no_verdict for s in scenarios)
         reliable: list[float] = []
@@ -138,7 +150,8 @@ class Summed(msgspec.Struct, frozen=True):
             attempts=attempts,
             expected=len(spec.scenarios) * spec.repeat,
             tally=tally,
-            rate=tally.rate(),
+            rate=averaged.rate(),
+            averaged=not averaged.even(),
             failed=summing.failed.counted(),
             no_verdict=summing.unjudged.counted(),
             no_verdict_share=Share(value=unjudged / attempts) if attempts else Unknown(),

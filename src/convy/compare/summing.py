@@ -83,6 +83,7 @@ class ClaimCount(msgspec.Struct):
     judged: int = 0
     failed: int = 0
     reason: str = ""
+    check: bool = False
 
 
 class ScenarioCount(msgspec.Struct):
@@ -112,6 +113,7 @@ class ScenarioCount(msgspec.Struct):
                 for result in claims:
                     count = self.claims.setdefault(result.claim, ClaimCount())
                     count.judged += 1
+                    count.check = result.checked
                     if not result.passed:
                         count.failed += 1
                         count.reason = count.reason or result.reason
@@ -133,6 +135,7 @@ class ScenarioCount(msgspec.Struct):
                 judged=c.judged,
                 reason=c.reason,
                 line=lines[index] if index < len(lines) else entry.line,
+                check=c.check,
             )
             for index, (claim, c) in enumerate(self.claims.items())
             if c.failed
@@ -160,12 +163,16 @@ class Said(msgspec.Struct):
     reasons: Counter[str] = msgspec.field(default_factory=Counter)
     statuses: dict[str, Counter[int]] = msgspec.field(default_factory=dict)
     messages: dict[str, Counter[str]] = msgspec.field(default_factory=dict)
+    checks: set[str] = msgspec.field(default_factory=set)
+    """The messages a deterministic check gave (a failed check's reason), not the judge."""
 
-    def add(self, reason: str, status: int = 0, message: str = "") -> None:
+    def add(self, reason: str, status: int = 0, message: str = "", check: bool = False) -> None:
         self.reasons[reason] += 1
         self.statuses.setdefault(reason, Counter())[status] += 1
         if message:
             self.messages.setdefault(reason, Counter())[message] += 1
+            if check:
+                self.checks.add(message)
 
     def counted(self) -> tuple[Reason, ...]:
         return tuple(
@@ -193,8 +200,10 @@ class Blame(msgspec.Struct):
             case Verdict(holds=True):
                 return
             case Verdict(claims=claims):
-                reason = next((c.reason for c in claims if not c.passed), "")
-                self.said("agent").add("claims_failed", 0, reason)
+                first = next((c for c in claims if not c.passed), None)
+                self.said("agent").add(
+                    "claims_failed", 0, first.reason if first else "", first is not None and first.checked
+                )
             case Failed(reason=reason, status=status, message=message, detail=detail):
                 self.said("agent").add(reason, status, message or detail)
             case NoVerdict(reason=reason, status=status, message=message, detail=detail):
@@ -220,12 +229,14 @@ class Blame(msgspec.Struct):
             if said is None:
                 continue
             reason, _ = said.reasons.most_common(1)[0]
+            message = said.message(reason)
             found.append(
                 Party(
                     party=party,
                     count=sum(said.reasons.values()),
                     reason=reason,
-                    message=said.message(reason),
+                    message=message,
+                    check=message in said.checks,
                 )
             )
         return tuple(found)

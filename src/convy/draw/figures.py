@@ -9,11 +9,13 @@ import msgspec
 
 from convy.compare.comparison import Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
-from convy.compare.parts import Party, Reason
+from convy.compare.parts import FailingClaim, Party, Reason
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
+from convy.draw.links import Links
+from convy.draw.shown import Said
 from convy.words import Plural
 
 AGENT = 80
@@ -49,6 +51,8 @@ class Figures(msgspec.Struct, frozen=True):
     comparison: Comparison
     decision: GateDecision
     cells: Cells
+    links: Links = Links()
+    """Where each scenario's detail can be opened; none (a local run, the console): names unlinked."""
 
     def agent(self) -> str:
         return self.cells.cell(self.comparison.now.agent, AGENT)
@@ -131,6 +135,11 @@ class Figures(msgspec.Struct, frozen=True):
                 )
             case _:
                 pass
+        if self.comparison.averaged:
+            notes.append(
+                "the scenarios have different numbers of judged attempts, so the pass rate and the drop "
+                "are averaged over scenarios: each scenario's share held, every scenario weighing the same"
+            )
         return tuple(notes)
 
     def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
@@ -218,7 +227,7 @@ class Figures(msgspec.Struct, frozen=True):
                     PARTIES.get(party.party, party.party),
                     f"{party.count}",
                     self.cells.cell(self.reason(party), 60),
-                    self.cells.cell(party.message, MESSAGE) if party.message else "—",
+                    self.cells.cell(Said(party=party).text(), MESSAGE) if party.message else "—",
                 ),
             )
             for party in self.comparison.now.parties
@@ -234,16 +243,22 @@ class Figures(msgspec.Struct, frozen=True):
         return "failed claims" if party.reason == "claims_failed" else party.reason
 
     def claims(self, scenario: ScenarioChange) -> tuple[tuple[str, str], ...]:
-        """A scenario's failed claims, each with how often it failed and the judge's reason."""
+        """A scenario's failed claims and checks, each with how often it failed and its reason, said
+        by whom: `judge: …`, or `check: …` for a deterministic check."""
         if not scenario.failing:
             return (("—", "—"),)
         return tuple(
             (
                 f"{self.cells.cell(c.claim, CLAIM)} ({c.failed} of {c.judged} failed)",
-                self.cells.cell(c.reason, REASON),
+                self.said(c),
             )
             for c in scenario.failing
         )
+
+    def said(self, claim: FailingClaim) -> str:
+        """A failed claim's reason with who gave it: `judge: …`, or `check: …` for a check."""
+        reason = self.cells.cell(claim.reason, REASON) if claim.reason else "—"
+        return f"{'check' if claim.check else 'judge'}: {reason}"
 
     def attention(self) -> tuple[ScenarioChange, ...]:
         """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without
@@ -274,15 +289,18 @@ class Figures(msgspec.Struct, frozen=True):
                 )
 
     def items(self, scenarios: tuple[ScenarioChange, ...]) -> Listed:
-        """Scenarios as a markdown list: each linked to its place in report.html, its passes, and
+        """Scenarios as a markdown list: each linked to its place in the uploaded report page (an
+        absolute URL; unlinked when nothing was uploaded), its passes, and
         under it each failed claim with the judge's reason."""
         items = []
         for s in scenarios:
-            lines = [f"- **[{self.cells.cell(s.name, NAME)}]({Anchor(s.name).link()})** — {self.passes(s)}"]
+            name = self.cells.cell(s.name, NAME)
+            where = self.links.scenario(Anchor(s.name).id())
+            shown = f"[{name}](<{where}>)" if where else name
+            lines = [f"- **{shown}** — {self.passes(s)}"]
             for c in s.failing:
                 lines.append(
-                    f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; "
-                    f"judge: {self.cells.cell(c.reason, REASON) if c.reason else '—'}"
+                    f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; {self.said(c)}"
                 )
             items.append("\n".join(lines))
         return Listed(items=tuple(items), noun="scenarios")
@@ -296,7 +314,7 @@ class Figures(msgspec.Struct, frozen=True):
                 for s in self.attention():
                     first = (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}")
                     groups.append(self.grouped(first, self.claims(s)))
-                headers: tuple[str, ...] = ("scenario", "passes", "failed claim", "judge's reason")
+                headers: tuple[str, ...] = ("scenario", "passes", "failed claim or check", "reason")
                 noun = "scenarios"
             case Summary():
                 for s in self.attention():
@@ -307,7 +325,7 @@ class Figures(msgspec.Struct, frozen=True):
                         s.p.text(),
                     )
                     groups.append(self.grouped(first, self.claims(s)))
-                headers = ("scenario", "now", "baseline", "p", "failed claim", "judge's reason")
+                headers = ("scenario", "now", "baseline", "p", "failed claim or check", "reason")
                 noun = "regressions"
         return GroupedTable(headers=headers, groups=tuple(groups), noun=noun, style=style)
 

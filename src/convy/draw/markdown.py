@@ -3,8 +3,9 @@ job summary and comment.md), laid out for a phone (DESIGN §13.2): its hidden Ma
 and the rule that decided, said once; what needs attention — the regressions with their failing claims
 and the judge's reasons, each linked to its place in report.html, and whose fault the attempts that
 did not hold are, with the commonest message; the headline numbers; then, collapsed, the scenarios
-lower within noise, every metric and every scenario; the Links line. No table shown open has more
-than 4 columns.
+lower within noise, every metric and every scenario; the Links line. A table shown open has at most
+3 columns of short cells (glance.py), as GitHub never wraps a table's cells on a phone; what does not
+fit is said on lines under it.
 
 Only drawing: every number and decision comes from the Comparison and the GateDecision (DESIGN §7).
 What an agent or a model wrote — and scenario names and claims too — goes through Untrusted, so none
@@ -23,13 +24,14 @@ from convy.compare.gate import GateDecision
 from convy.data import Data
 from convy.draw.blocks import Limit, Listed, MarkdownCells
 from convy.draw.figures import Figures
+from convy.draw.glance import Causes, Keyed
+from convy.draw.links import Links
 from convy.words import Plural
 
 VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
 
 UNSAFE_NAME = re.compile(r"[^\w.-]+")
 DASHES = re.compile(r"-{2,}")
-URL = re.compile(r"https?://[^\s<>]{1,2000}")
 
 
 class Marker(Data, frozen=True, kw_only=True):
@@ -50,26 +52,6 @@ class Marker(Data, frozen=True, kw_only=True):
         return DASHES.sub("-", UNSAFE_NAME.sub("_", text))[:100]
 
 
-class Links(Data, frozen=True, kw_only=True):
-    """Where the full report is: the report artifact's and the workflow run's URLs (http or https, no
-    blanks or angle brackets), each empty when there is none (a dry run, a local run)."""
-
-    report: str = ""
-    run: str = ""
-
-    def __post_init__(self) -> None:
-        for url in (self.report, self.run):
-            if url and not URL.fullmatch(url):
-                raise ValueError(
-                    "a link is an http(s) URL without blanks or angle brackets, up to 2000 characters"
-                )
-
-    def markdown(self) -> str:
-        report = f"[report artifact](<{self.report}>)" if self.report else "report artifact: not uploaded"
-        run = f"[workflow run](<{self.run}>)" if self.run else "workflow run: none (a local run)"
-        return f"📄 {report} · ⚙️ {run}"
-
-
 class CommentMarkdown(msgspec.Struct, frozen=True):
     """The comment on the pull request: under `limit` characters (GitHub's 65,536 by default)."""
 
@@ -83,7 +65,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             raise ValueError("a comment needs a limit of 16,384 characters or more")
 
     def text(self) -> str:
-        figures = Figures(self.comparison, self.decision, MarkdownCells())
+        figures = Figures(self.comparison, self.decision, MarkdownCells(), self.links)
         limit = Limit(characters=self.limit)
         attention = figures.items(figures.attention())
         lower = figures.items(self.decision.within_noise(self.comparison))
@@ -113,10 +95,10 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         if attention.items or self.decision.on_drop or (verdict != "pass" and not comparison.now.parties):
             parts += [f"### {heading}", shown if attention.items else none]
         if comparison.now.parties:
-            parts += ["### Why attempts did not hold", figures.parties("github").text()]
+            parts += ["### Why attempts did not hold", Causes(figures).text()]
         parts += [
             f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
-            figures.key("github").text(),
+            Keyed(figures).text(),
         ]
         if lower.items:
             parts += [

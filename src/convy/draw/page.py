@@ -1,50 +1,36 @@
-"""Page: what a page's script draws — the view records (View: Headline, Tile, Grid of Rows of Cells,
-the charts Bars, Spreads and Trend, and a scenario's Window of attempts) — and Template, which writes
-one page as a standalone HTML file.
+"""Page: what a page shows — the view records (View: Headline, Tile, Grid of Rows of Cells, the
+charts Bars, Spreads and Trend, and a scenario's Window of attempts), which drawn.py writes as one
+standalone HTML file.
 
 Every number in a view record was computed by the model (Summary, Comparison, GateDecision) and is
 already formatted as text here in Python; the numbers the records also hold raw (a rate, the bounds
-of its interval, a time) are only where a chart puts a mark. The scripts in pages/ draw and filter,
-and compute nothing that is shown.
+of its interval, a time) are only where a chart puts a mark. The page's script only filters tables
+and opens what the address points at: it computes and draws nothing that is shown.
 
 How the page stays safe with text an agent or a model wrote in it:
 
-* The HTML that Template writes holds no data at all. Everything a run said reaches the page as JSON
-  in `<script type="application/json" id="data">`, encoded by msgspec with `<`, `>`, `&`, U+2028 and
-  U+2029 written as `\\uXXXX` escapes, so no text in it can end that element.
-* The scripts build every node from that data with createElement and textContent, never from HTML.
-  An agent's Markdown is parsed in Python by markdown-it-py (CommonMark, raw HTML off) into a tree
-  of a few tag names and text (see transcript.AgentMarkdown); window.js makes elements only of the tag
-  names it allows and puts every string in as text. Links and images become their text and their
-  address in a code span: nothing of an agent's is clickable or loaded.
+* The page is static HTML made in Python by markup.Tag: every text is escaped, every tag and
+  attribute name is ours. An agent's Markdown is parsed by markdown-it-py (CommonMark, raw HTML off)
+  into a tree of a few tag names and text (transcript.AgentMarkdown), drawn with the tag names
+  window.py allows. Links and images become their text and their address in a code span: nothing
+  of an agent's is clickable or loaded.
+* The script builds its few nodes (the filters' notice) with createElement and textContent, never
+  from HTML.
 * The Content-Security-Policy allows no requests at all (`default-src 'none'`), images only from
-  `data:`, and only the page's own script and style, by their SHA-256: a script or an event handler
-  that got into the page anyway would not run."""
+  `data:`, and only the page's own script and style, by their SHA-256: a script, an event handler or
+  a style attribute that got into the page anyway would not apply.
+* Everything is shown with scripts blocked too: each scenario's window is a `<details>` whose id is
+  its anchor, opened by `:target` (a browser may refuse the script of a page opened as a file)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import urllib.parse
-from importlib import resources
 from typing import Literal
 
-import msgspec
-
 from convy.data import Data, Tagged
+from convy.draw.markup import Html
 
 Tone = Literal["plain", "good", "bad", "warn", "note"]
 """How a value is coloured: good (green), bad (red), warn (amber), note (blue), plain."""
-
-ESCAPES = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
-"""What JSON inside a script element has escaped. These characters occur in JSON only inside
-strings, where the escape means the same character."""
 
 
 class Headline(Data, frozen=True, kw_only=True):
@@ -77,14 +63,13 @@ class Cell(Data, frozen=True, kw_only=True):
 
 class Row(Data, frozen=True, kw_only=True):
     """One row of a table: its cells, its status (for the status filter), the text the text filter
-    searches, and the window a click opens (an index into View.windows), if any."""
+    searches, and the anchor of the window its first cell links to, if any."""
 
     cells: tuple[Cell, ...]
     status: str = ""
     search: str = ""
-    window: int | None = None
     anchor: str = ""
-    """The row's id, so `page.html#<anchor>` shows it (and opens its window)."""
+    """The id of the scenario's window (`page.html#<anchor>` opens it)."""
 
 
 class Choice(Data, frozen=True, kw_only=True):
@@ -180,13 +165,17 @@ class Link(Data, frozen=True, kw_only=True):
 
 
 class Window(Data, frozen=True, kw_only=True):
-    """A scenario's window: its figures, its failing claims and its attempts. Each attempt is
-    transcript.AttemptView, encoded as it streamed past so the attempts are never all held as objects."""
+    """A scenario's window: its anchor (the id the page and the comment link to), its result, its
+    figures, its failing claims and its attempts, each drawn (window.py) once it was chosen, so the
+    attempts are never all held as objects."""
 
     title: str
+    anchor: str
+    result: str
+    tone: Tone
     facts: tuple[str, ...]
     failing: tuple[Tile, ...]
-    attempts: tuple[msgspec.Raw, ...]
+    attempts: tuple[Html, ...]
 
 
 class View(Data, frozen=True, kw_only=True):
@@ -202,64 +191,3 @@ class View(Data, frozen=True, kw_only=True):
     charts: tuple[Chart, ...] = ()
     grids: tuple[Grid, ...] = ()
     windows: tuple[Window, ...] = ()
-
-
-class ScriptData(msgspec.Struct, frozen=True):
-    """JSON to put inside a `<script type="application/json">` element."""
-
-    json: bytes
-
-    def text(self) -> str:
-        escaped = self.json
-        for character, escape in ESCAPES:
-            escaped = escaped.replace(character, escape)
-        return escaped.decode()
-
-
-class Source(msgspec.Struct, frozen=True):
-    """The text of an inline script or style, with the hash a Content-Security-Policy allows it by."""
-
-    text: str
-
-    def __post_init__(self) -> None:
-        if "</" in self.text or "<!--" in self.text:
-            raise ValueError("an inline script or style must not contain '</' or '<!--'")
-
-    def allowed(self) -> str:
-        digest = base64.b64encode(hashlib.sha256(self.text.encode()).digest()).decode()
-        return f"'sha256-{digest}'"
-
-
-class Template(msgspec.Struct, frozen=True):
-    """A page made of the shared parts in pages/ (`base`, and `window` for the scenario window):
-    their CSS and scripts inlined, the icon as a data: address, the view as JSON."""
-
-    parts: tuple[str, ...] = ("base",)
-
-    def html(self, view: View) -> str:
-        folder = resources.files("convy.draw") / "pages"
-        style = Source("\n".join((folder / f"{part}.css").read_text(encoding="utf-8") for part in self.parts))
-        script = Source("\n".join((folder / f"{part}.js").read_text(encoding="utf-8") for part in self.parts))
-        icon = urllib.parse.quote((folder / "icon.svg").read_text(encoding="utf-8").strip(), safe="")
-        policy = (
-            f"default-src 'none'; script-src {script.allowed()}; style-src {style.allowed()}; "
-            "img-src data:; base-uri 'none'; form-action 'none'"
-        )
-        data = ScriptData(msgspec.json.encode(view)).text()
-        return (
-            "<!doctype html>\n"
-            '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
-            '<meta name="referrer" content="no-referrer">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            '<meta name="color-scheme" content="light dark">\n'
-            "<title>convy</title>\n"
-            f'<link rel="icon" href="data:image/svg+xml,{icon}">\n'
-            f"<style>{style.text}</style>\n"
-            "</head>\n<body>\n"
-            '<main id="page"><noscript>This page draws the run with JavaScript; turn it on to see it.'
-            "</noscript></main>\n"
-            f'<script type="application/json" id="data">{data}</script>\n'
-            f"<script>{script.text}</script>\n"
-            "</body>\n</html>\n"
-        )

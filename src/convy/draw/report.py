@@ -1,10 +1,11 @@
 """The pages: Report (one run, with a window per scenario listing its attempts: Windows, in
-transcript.py), ComparisonPage (a run against its baseline) and Index (every run of a results
-folder), each one standalone HTML file.
+window.py), ComparisonPage (a run against its baseline) and Index (every run of a results folder),
+each one standalone HTML file (drawn.py).
 
 Every number and decision on them comes from the model — Summary, Comparison, GateDecision — and is
 made into text here: the tiles, a scenario's status and its colour, the rows and their order. The
-scripts in pages/ only draw that (see page.py, also for how agent text is kept from acting)."""
+pages draw that as static HTML; their script only filters (see page.py, also for how agent text is
+kept from acting)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
+from convy.draw.drawn import Template
 from convy.draw.page import (
     BarRow,
     Bars,
@@ -29,7 +31,6 @@ from convy.draw.page import (
     Link,
     Row,
     Spreads,
-    Template,
     Tick,
     Tile,
     Tone,
@@ -37,7 +38,8 @@ from convy.draw.page import (
     View,
 )
 from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
-from convy.draw.transcript import Excerpt, Windows
+from convy.draw.transcript import Excerpt
+from convy.draw.window import Windows
 from convy.play.outcome import Outcome
 
 CHANGE_TONES: dict[str, Tone] = {
@@ -138,13 +140,13 @@ class Report(msgspec.Struct, frozen=True):
                 "No verdict",
                 "Median time",
             ),
-            rows=tuple(self.row(index, c) for index, c in enumerate(self.summary.scenarios)),
+            rows=tuple(self.row(c) for c in self.summary.scenarios),
             statuses=RESULTS,
             empty="No scenario matches the filter.",
             numeric=(2, 3, 4, 5, 6, 7),
         )
 
-    def row(self, index: int, c: ScenarioSummary) -> Row:
+    def row(self, c: ScenarioSummary) -> Row:
         result = Result(tally=c.tally)
         claims = " ".join(f.claim for f in c.failing)
         return Row(
@@ -160,7 +162,6 @@ class Report(msgspec.Struct, frozen=True):
             ),
             status=result.status(),
             search=f"{c.name} {c.file} {result.label()} {claims}",
-            window=index,
             anchor=Anchor(c.name).id(),
         )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from convy.compare.gate import GateDecision
-from convy.compare.parts import Reason, Spread
+from convy.compare.parts import Party, Reason, Spread
 from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
@@ -155,6 +155,19 @@ class Decided(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class Said(msgspec.Struct, frozen=True, kw_only=True):
+    """A party's commonest message as shown beside it: for failed claims, who gave the reason — the
+    judge, or a deterministic check (`check: no answer has it`); "" when there is none."""
+
+    party: Party
+
+    def text(self) -> str:
+        p = self.party
+        if not p.message or p.reason != "claims_failed":
+            return p.message
+        return f"{'check' if p.check else 'judge'}: {p.message}"
+
+
 class Run(msgspec.Struct, frozen=True, kw_only=True):
     """A run's summary as the header and tiles of a page show it."""
 
@@ -175,7 +188,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                     Cell(text=names.get(p.party, p.party), tone="bad" if p.party == "agent" else "warn"),
                     Cell(text=f"{p.count}"),
                     Cell(text="failed claims" if p.reason == "claims_failed" else p.reason),
-                    Cell(text=p.message or "—"),
+                    Cell(text=Said(party=p).text() or "—"),
                 ),
                 search=f"{p.party} {p.reason} {p.message}",
             )

@@ -1,31 +1,27 @@
 """Transcript: one attempt as a scenario's window shows it — AttemptView with its turns, the agent's
-steps and each claim's decision — made from an Outcome by Attempt; AgentMarkdown, an agent's
-Markdown as a tree of tag names and text; Excerpt, a text cut to what a page keeps of it; Chosen,
-the attempts of one scenario its window shows; Windows, each scenario's window of a run's page.
+steps and each claim's (or check's) decision — made from an Outcome by Attempt; AgentMarkdown, an
+agent's Markdown as a tree of tag names and text; Excerpt, a text cut to what a page keeps of it;
+Chosen, the attempts of one scenario its window shows.
 
 An agent's text never becomes HTML here: AgentMarkdown gives nested lists such as
-`["p", "Hello ", ["strong", "there"]]`, which the page's script turns into elements of the tag names
-it allows, every string as a text node. See page.py for the whole of the page's safety."""
+`["p", "Hello ", ["strong", "there"]]`, which window.py draws as elements of the tag names it
+allows, every string escaped. See page.py for the whole of the page's safety."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
-from convy.compare.parts import ScenarioSummary
-from convy.compare.summary import Summary
 from convy.data import Data
 from convy.draw.amount import Amount
-from convy.draw.page import Tile, Tone, Window
-from convy.draw.shown import Counted, Figure, Percent, Tokens
+from convy.draw.page import Tone
+from convy.draw.shown import Tokens
 from convy.play.agent import Call, Thought
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
-from convy.words import Plural
 
 LIMIT = 20_000
 """The most characters of one text (a message, a step, a reason) a page keeps."""
@@ -67,8 +63,8 @@ class Excerpt(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class AgentMarkdown(msgspec.Struct, frozen=True):
-    """An agent's Markdown as a tree for the page's script: a node is a string (text) or a list of a
-    tag name and its children. `parser` is CommonMark with raw HTML off, so HTML an agent wrote is
+    """An agent's Markdown as a tree for the page: a node is a string (text) or a list of a tag name
+    and its children. `parser` is CommonMark with raw HTML off, so HTML an agent wrote is
     text; a link is its text and its address in code, an image its description and address in code."""
 
     parser: MarkdownIt
@@ -140,12 +136,14 @@ class TurnView(Data, frozen=True, kw_only=True):
 
 
 class ClaimView(Data, frozen=True, kw_only=True):
-    """The judge's decision on one claim, with its reason."""
+    """The decision on one claim, with its reason, and who decided: the judge, or a deterministic
+    check of the scenario."""
 
     claim: str
     decision: str
     reason: str
     tone: Tone
+    by: Literal["judge", "check"] = "judge"
 
 
 class AttemptView(Data, frozen=True, kw_only=True):
@@ -181,6 +179,7 @@ class Attempt(msgspec.Struct, frozen=True):
                         decision=("pass" if r.passed else "fail") + (f" · {r.grade}" if r.grade else ""),
                         reason=Excerpt(text=r.reason).whole(),
                         tone="good" if r.passed else "bad",
+                        by="check" if r.checked else "judge",
                     )
                     for r in results
                 )
@@ -270,59 +269,3 @@ class Chosen:
     def shown(self) -> list[Outcome]:
         kept = self.unheld + self.held[: SHOWN - len(self.unheld)]
         return sorted(kept, key=lambda outcome: outcome.index)
-
-
-class Windows(msgspec.Struct, frozen=True):
-    """The scenarios' windows of one run's page: `summary` is the run summed up, `outcomes` its
-    attempts, streamed once."""
-
-    summary: Summary
-    outcomes: Iterable[Outcome]
-
-    def windows(self) -> tuple[Window, ...]:
-        """Each scenario's window with at most SHOWN attempts — those that did not hold first, then
-        the first that held — so a page of a 10,000-attempt run stays light; every attempt is in
-        attempts.jsonl and the tables."""
-        scenarios = self.summary.scenarios
-        places = {c.name: index for index, c in enumerate(scenarios)}
-        chosen: list[Chosen] = [Chosen() for _ in scenarios]
-        for outcome in self.outcomes:
-            place = places.get(outcome.scenario)
-            if place is not None:
-                chosen[place].add(outcome)
-        markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
-        return tuple(
-            self.window(
-                c,
-                tuple(msgspec.Raw(msgspec.json.encode(Attempt(o, markdown).view())) for o in kept.shown()),
-            )
-            for c, kept in zip(scenarios, chosen, strict=True)
-        )
-
-    def window(self, c: ScenarioSummary, attempts: tuple[msgspec.Raw, ...]) -> Window:
-        where = f"{c.file}:{c.line}" if c.file else "declared in no file"
-        facts: tuple[str, ...] = (
-            f"pass rate {Percent(number=c.rate).text()}",
-            Counted(tally=c.tally).text(),
-            f"pass^{self.summary.repeat} {Percent(number=c.pass_k).value()}",
-            f"{c.failed} failed · {c.no_verdict} without verdict",
-            f"attempt time {Figure(spread=c.seconds, unit='s').line()}",
-            where,
-        )
-        if len(attempts) < c.attempts:
-            facts = (
-                *facts,
-                f"showing {len(attempts)} of {Plural(c.attempts, 'attempt').text()}, those "
-                "that did not hold first; "
-                "every attempt is in attempts.jsonl",
-            )
-        failing = tuple(
-            Tile(
-                label=Excerpt(text=f.claim).whole(),
-                value=f"failed in {f.failed} of {f.judged} judged {Plural(f.judged, 'attempt').word}",
-                note=Excerpt(text=f.reason).whole(),
-                tone="bad",
-            )
-            for f in c.failing
-        )
-        return Window(title=c.name, facts=facts, failing=failing, attempts=attempts)

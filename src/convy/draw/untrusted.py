@@ -1,7 +1,10 @@
-"""Untrusted: text an agent or a model wrote, made safe for GitHub's markdown and logs.
+"""Untrusted: text an agent or a model wrote, made safe for GitHub's markdown and logs, a terminal,
+and the HTML pages.
 
 On GitHub none of it may act: no HTML of theirs, no @mention or #reference that notifies anyone, no
-clickable URL (URLs are shown in code), no image, no link, no workflow command in a log."""
+clickable URL (URLs are shown in code), no image, no link, no workflow command in a log. Nowhere may
+it reorder or hide what a reader sees: its bidirectional overrides and isolates (U+202A–U+202E,
+U+2066–U+2069) and control characters are replaced by U+FFFD."""
 
 from __future__ import annotations
 
@@ -106,6 +109,12 @@ class Untrusted(Data, frozen=True, kw_only=True):
         workflow command at its start."""
         text = self._cut(" ".join(self._clean().split()), limit)
         return COMMAND.sub(r"\1\2" + JOINER, text)
+
+    def page(self) -> str:
+        """The text for an HTML page, where the page's markup escapes it as text: its lines and tabs
+        kept, control characters and bidirectional overrides and isolates replaced by U+FFFD (HTML
+        escaping leaves them, and they would reorder what the page shows)."""
+        return self._clean()
 
     def _clean(self) -> str:
         return self.text.replace("\r\n", "\n").replace("\r", "\n").translate(UNSAFE)

@@ -42,7 +42,7 @@ class Inspection(msgspec.Struct, frozen=True):
                 reason = f"answer {found[0]} has it" if passed else absent
         if not self.turns:
             reason = "the agent gave no answer"
-        return ClaimResult(claim=check.text(), passed=passed, grade=None, reason=reason)
+        return ClaimResult(claim=check.text(), passed=passed, grade=None, reason=reason, check=True)
 
     def found(self, check: Check, turn: Turn, pattern: Pattern) -> bool:
         """Whether the turn has what the check looks for (for `not_contains`: has the text)."""

@@ -27,12 +27,20 @@ class Turn(Data, frozen=True, kw_only=True):
 
 
 class ClaimResult(Data, frozen=True, kw_only=True):
-    """The judge's decision on one claim, with its one-sentence reason."""
+    """The judge's decision on one claim, with its one-sentence reason, or (`check`) the result of
+    one of the scenario's deterministic checks (play/checks.py), decided without a model."""
 
     claim: str
     passed: bool = msgspec.field(name="pass")
     grade: str | None = None
     reason: str = ""
+    check: bool | msgspec.UnsetType = msgspec.UNSET
+    """True for a check's result; left out of a judge's decision, whose line stays as it was."""
+
+    @property
+    def checked(self) -> bool:
+        """Whether a deterministic check decided this, not the judge."""
+        return self.check is True
 
 
 class Verdict(Tagged, frozen=True, kw_only=True, tag="verdict"):

@@ -17,7 +17,7 @@ from convy.store.atomic import AtomicFile
 from convy.store.runs import StoredRun
 
 if TYPE_CHECKING:
-    from convy.draw.markdown import Links
+    from convy.draw.links import Links
 
 
 class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,7 +40,7 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     def written(self, links: Links | None = None) -> tuple[Path, ...]:
         """Write comment.md (with `links`, none by default), report.html and (with a baseline)
         comparison.html into the run folder."""
-        from convy.draw.markdown import Links
+        from convy.draw.links import Links
         from convy.draw.report import ComparisonPage, Report
 
         folder = self.run.folder

@@ -1,12 +1,12 @@
 """The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json) —
 run.json's records, kept in runfile.py and handed on from here — and RunJournal (a Journal), which
 writes the folder and holds run.lock while it plays. Read back, attempts.jsonl counts each
-(scenario, index) once: a malformed line or a second line for the same attempt is skipped, and
-reported as Damage."""
+(scenario, index) once: a malformed line, a line for an attempt the run does not have (run.json's
+Roster) or a second line for the same attempt is skipped, and reported as Damage, as is a missing
+attempts.jsonl beside a run.json."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime
 import fcntl
@@ -23,10 +23,12 @@ from convy.store.atomic import AtomicFile
 from convy.store.runfile import (
     FORMAT,
     Header,
+    Interruption,
     Limits,
     Merged,
     MergedShard,
     Provenance,
+    Roster,
     RunFile,
     RunSpec,
     ScenarioEntry,
@@ -47,6 +49,7 @@ __all__ = [
     "NewerFormat",
     "Provenance",
     "Rejudged",
+    "Roster",
     "RunFile",
     "RunInUse",
     "RunJournal",
@@ -60,12 +63,15 @@ __all__ = [
 
 
 class Damage(Data, frozen=True, kw_only=True):
-    """A line of attempts.jsonl that is not counted, and why (1-based line number)."""
+    """A line of attempts.jsonl that is not counted, and why (1-based line number; 0: the whole
+    file, e.g. missing)."""
 
     line: int
     why: str
 
     def text(self) -> str:
+        if not self.line:
+            return f"attempts.jsonl: {self.why}"
         return f"attempts.jsonl line {self.line}: {self.why}"
 
 
@@ -184,7 +190,8 @@ class RunJournal:
     def outcomes(self) -> Iterator[Outcome]:
         """The outcomes on disk, streamed line by line, each (scenario, index) once: the first line
         for it counts — except that a later line supersedes a `not_delivered` one (DESIGN §14.3),
-        so those come last; a malformed line (a torn one included) and a second line for the same
+        so those come last; a malformed line (a torn one included), a line for an attempt run.json
+        does not list (another scenario, an index past the repeats) and a second line for the same
         attempt are skipped (`damage()` tells which)."""
         for _, found in self._read():
             if isinstance(found, Outcome):
@@ -197,13 +204,17 @@ class RunJournal:
         )
 
     def _read(self) -> Iterator[tuple[int, Outcome | str]]:
-        """Each non-blank line's number with its outcome, or the reason it is skipped."""
+        """Each non-blank line's number with its outcome, or the reason it is skipped (line 0: the
+        file is missing though run.json is there)."""
         try:
             stream = self.attempts.open("rb")
         except FileNotFoundError:
+            if self.run_file.exists():
+                yield 0, "missing: the run's attempts are lost, none counts"
             return
         except OSError as error:
             raise Unreadable(f"{self.attempts} cannot be read: {self._why(error)}") from None
+        roster = self._roster()
         decoder = msgspec.json.Decoder(Outcome)
         seen: dict[tuple[str, int], int] = {}
         undelivered: dict[tuple[str, int], tuple[int, Outcome]] = {}
@@ -217,6 +228,10 @@ class RunJournal:
                     torn = not line.endswith(b"\n")
                     kind = "torn (a crash while writing it)" if torn else "malformed"
                     yield number, f"{kind}, skipped: {self._short(str(error))}"
+                    continue
+                stray = roster.stray(outcome.scenario, outcome.index)
+                if stray:
+                    yield number, f"{self._short(stray)}, skipped"
                     continue
                 key = (outcome.scenario, outcome.index)
                 if key in undelivered:
@@ -238,6 +253,16 @@ class RunJournal:
                     continue
                 yield number, outcome
         yield from undelivered.values()
+
+    def _roster(self) -> Roster:
+        """The attempts run.json says the run may hold; empty (any) when it is absent or unreadable
+        (reading run.json refuses that on its own)."""
+        if not self.run_file.exists():
+            return Roster()
+        try:
+            return self.header().spec.roster()
+        except (Unreadable, NewerFormat):
+            return Roster()
 
     def _short(self, text: str) -> str:
         return text if len(text) <= 120 else text[:119] + "…"
@@ -348,22 +373,6 @@ class RunJournal:
                     agent_version=version,
                 )
             )
-
-
-class Interruption(msgspec.Struct, frozen=True):
-    """What interrupted a run, as run.json records it: the signal's name (`SIGTERM`, `SIGINT`), which
-    the cancellation carries, else the error's kind."""
-
-    error: BaseException
-
-    def reason(self) -> str:
-        match self.error:
-            case asyncio.CancelledError(args=(str(name), *_)) if name.startswith("SIG"):
-                return name
-            case KeyboardInterrupt():
-                return "SIGINT"
-            case _:
-                return type(self.error).__name__
 
 
 class Undelivered(msgspec.Struct, frozen=True):

@@ -1,10 +1,12 @@
 """run.json's records: RunSpec (what a run plays: the agent, its ScenarioEntry list, the repeat,
 the models by name, its Limits, its Provenance — Merged for a run merged from shards — and its
-Shard), RunFile (run.json: the format, the spec, the Status and how the run ended) and Header (the
-format alone, read first). The journal (journal.py) writes and reads them, and hands them on."""
+Shard), Roster (the attempts a run may hold), RunFile (run.json: the format, the spec, the Status and
+how the run ended, with the Interruption that ended it) and Header (the format alone, read first).
+The journal (journal.py) writes and reads them, and hands them on."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 import msgspec
@@ -105,6 +107,29 @@ class RunSpec(Data, frozen=True, kw_only=True):
         """Every (scenario, attempt index) of the run, in declaration order."""
         return tuple((s.name, i) for s in self.scenarios for i in range(self.repeat))
 
+    def roster(self) -> Roster:
+        """The attempts this run may hold: its scenarios, each up to `max_repeat` attempts (adaptive
+        repeats) or `repeat`, whichever is more."""
+        return Roster(names=frozenset(s.name for s in self.scenarios), most=max(self.repeat, self.max_repeat))
+
+
+class Roster(msgspec.Struct, frozen=True):
+    """The attempts a run may hold: the scenarios named in `names`, attempt indices 0 to `most` − 1.
+    Empty (`most` 0): not known (no readable run.json), and every attempt line may belong."""
+
+    names: frozenset[str] = frozenset()
+    most: int = 0
+
+    def stray(self, scenario: str, index: int) -> str:
+        """Why an attempt line for (`scenario`, `index`) is not one of the run's ("" when it is)."""
+        if self.most <= 0:
+            return ""
+        if scenario not in self.names:
+            return f"scenario {scenario!r} is not one of the run's"
+        if not 0 <= index < self.most:
+            return f"{scenario!r} has no attempt index {index} (the run's are 0 to {self.most - 1})"
+        return ""
+
 
 class RunFile(Data, frozen=True, kw_only=True):
     """run.json."""
@@ -124,3 +149,19 @@ class Header(msgspec.Struct, frozen=True):
     """The part of run.json read before anything else: its format."""
 
     format: int = 0
+
+
+class Interruption(msgspec.Struct, frozen=True):
+    """What interrupted a run, as run.json records it: the signal's name (`SIGTERM`, `SIGINT`), which
+    the cancellation carries, else the error's kind."""
+
+    error: BaseException
+
+    def reason(self) -> str:
+        match self.error:
+            case asyncio.CancelledError(args=(str(name), *_)) if name.startswith("SIG"):
+                return name
+            case KeyboardInterrupt():
+                return "SIGINT"
+            case _:
+                return type(self.error).__name__

@@ -130,6 +130,30 @@ class TwirpError(Data, frozen=True, kw_only=True):
     msg: str = ""
 
 
+MIME_TYPES = {".html": "text/html", ".json": "application/json", ".txt": "text/plain", ".md": "text/markdown"}
+"""The types of the single files uploaded unzipped, by extension (as the toolkit maps them)."""
+
+
+class Stored(msgspec.Struct, frozen=True, kw_only=True):
+    """How an artifact is stored: `version` 4 a zip (the long-proven form), 7 one file as it is, of
+    `mime_type`."""
+
+    version: int
+    mime_type: str = ""
+
+
+class ArtifactName(msgspec.Struct, frozen=True):
+    """An artifact's name, checked as the service checks it."""
+
+    name: str
+
+    def check(self) -> None:
+        if not self.name or any(c in FORBIDDEN for c in self.name):
+            raise ConfigurationError(
+                "artifact-name", 'must be non-empty, without " : < > | * ? \\ / or newlines'
+            )
+
+
 class ResultsService:
     """The results service whose base is `results_url` (ACTIONS_RESULTS_URL; only its origin counts),
     asked with `runtime_token` (ACTIONS_RUNTIME_TOKEN) by this run's attempt `run_attempt`
@@ -177,38 +201,50 @@ class ResultsService:
         """Zip `folder` (its files at the zip's root) and store it as the run's artifact `name`,
         kept `retention_days` days (0: the repository's default); with `replace`, the run's artifact
         of that name (an earlier attempt's) is deleted first."""
-        if not name or any(c in FORBIDDEN for c in name):
-            raise ConfigurationError(
-                "artifact-name", 'must be non-empty, without " : < > | * ? \\ / or newlines'
-            )
+        with tempfile.TemporaryDirectory(prefix="convy-artifact-") as scratch:
+            archive = Path(scratch) / "artifact.zip"
+            ArtifactName(name).check()
+            Archive(archive).pack(folder)  # before CreateArtifact: a failure here leaves nothing behind
+            return self._uploaded(name, archive, Stored(version=4), retention_days, replace)
+
+    def upload_file(
+        self, file: Path, retention_days: int = 0, replace: bool = False
+    ) -> Uploaded | UploadedEarlier:
+        """Store the one `file` as it is — not zipped — as the run's artifact named for the file
+        (what `actions/upload-artifact` v7 does with `archive: false`): a browser opening the
+        artifact shows the file itself. A service that refuses it is an ArtifactError."""
+        ArtifactName(file.name).check()
+        kind = MIME_TYPES.get(file.suffix.lower(), "application/octet-stream")
+        return self._uploaded(file.name, file, Stored(version=7, mime_type=kind), retention_days, replace)
+
+    def _uploaded(
+        self, name: str, content: Path, stored: Stored, retention_days: int, replace: bool
+    ) -> Uploaded | UploadedEarlier:
         ids = self._token.ids()
         request: dict[str, Any] = {
             "workflow_run_backend_id": ids.run,
             "workflow_job_run_backend_id": ids.job,
             "name": name,
-            "version": 4,
+            "version": stored.version,
         }
+        if stored.mime_type:
+            request["mime_type"] = stored.mime_type
         if retention_days > 0:
             expires = datetime.now(UTC) + timedelta(days=retention_days)
             request["expires_at"] = expires.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        with tempfile.TemporaryDirectory(prefix="convy-artifact-") as scratch:
-            archive = Path(scratch) / "artifact.zip"
-            Archive(archive).pack(folder)  # before CreateArtifact: a failure here leaves nothing behind
-            if replace:
-                self.delete(name)
-            try:
-                created = self._call("CreateArtifact", request, Created)
-            except AlreadyExists:
-                if self._attempt > 1:
-                    return UploadedEarlier(name=name)
-                raise ArtifactError(
-                    f"CreateArtifact: this run already has an artifact named {name!r}"
-                ) from None
-            url = created.signed_upload_url or created.signedUploadUrl
-            if not created.ok or not url:
-                raise ArtifactError("CreateArtifact: the service did not give an upload URL")
-            with archive.open("rb") as zipped:
-                size, digest = self._store(url, zipped)
+        if replace:
+            self.delete(name)
+        try:
+            created = self._call("CreateArtifact", request, Created)
+        except AlreadyExists:
+            if self._attempt > 1:
+                return UploadedEarlier(name=name)
+            raise ArtifactError(f"CreateArtifact: this run already has an artifact named {name!r}") from None
+        url = created.signed_upload_url or created.signedUploadUrl
+        if not created.ok or not url:
+            raise ArtifactError("CreateArtifact: the service did not give an upload URL")
+        with content.open("rb") as stream:
+            size, digest = self._store(url, stream, stored.mime_type or "application/zip")
         finalized = self._call(
             "FinalizeArtifact",
             {
@@ -268,9 +304,9 @@ class ResultsService:
             to.unlink(missing_ok=True)
             raise
 
-    def _store(self, url: str, zipped: IO[bytes]) -> tuple[int, str]:
-        """Put the zip into the signed URL's block blob (Put Block each `block_size` bytes, then
-        Put Block List); its size and "sha256:<hex>"."""
+    def _store(self, url: str, zipped: IO[bytes], kind: str) -> tuple[int, str]:
+        """Put the content (a zip, or one file of type `kind`) into the signed URL's block blob (Put
+        Block each `block_size` bytes, then Put Block List); its size and "sha256:<hex>"."""
         prefix = uuid.uuid4().hex
         blocks: list[str] = []
         hashed = hashlib.sha256()
@@ -287,7 +323,7 @@ class ResultsService:
             url,
             {"comp": "blocklist"},
             document.encode(),
-            {"Content-Type": "application/xml", "x-ms-blob-content-type": "application/zip"},
+            {"Content-Type": "application/xml", "x-ms-blob-content-type": kind},
         )
         return size, f"sha256:{hashed.hexdigest()}"
 

@@ -18,6 +18,8 @@ MOMENT = (1980, 1, 1, 0, 0, 0)
 """Every entry's time, so that one folder always packs to the same bytes."""
 
 DRIVE = re.compile(r"^[A-Za-z]:")
+ENCRYPTED = 0x1
+"""Bit 0 of an entry's general-purpose flags: the entry is encrypted (it needs a password)."""
 
 RUN_FILES = ("run.json", "attempts.jsonl", "rejudged.jsonl")
 """What reading a run back needs from its folder (rejudged.jsonl: the baseline attempts it judged
@@ -34,7 +36,8 @@ RATIO = 50
 
 class UnsafeArchive(Exception):
     """A downloaded archive that is refused: entries escaping the folder, absolute paths, links,
-    sizes over the cap, or a corrupt zip. `reason` says which; nothing was left in the target."""
+    encrypted entries, sizes over the cap, or a corrupt zip. `reason` says which; nothing was left in
+    the target."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -155,6 +158,8 @@ class Archive(msgspec.Struct, frozen=True):
                 raise UnsafeArchive(f"entry {name!r} is a symbolic link")
             if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
                 raise UnsafeArchive(f"entry {name!r} is not a regular file")
+            if info.flag_bits & ENCRYPTED:
+                raise UnsafeArchive(f"entry {name!r} is encrypted")
             if name.rstrip("/") in seen:
                 raise UnsafeArchive(f"entry {name!r} appears twice")
             seen.add(name.rstrip("/"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from convy_action.publish.comment import Skipped
-from convy_action.publish.shelf import NotUploaded
+from convy_action.publish.shelf import NotUploaded, Pages
 
 
 class KeptFolder(msgspec.Struct, frozen=True):
@@ -19,6 +19,9 @@ class KeptFolder(msgspec.Struct, frozen=True):
 
     def store(self, folder: Path) -> NotUploaded:
         return NotUploaded(reason=self.why)
+
+    def pages(self, folder: Path) -> Pages:
+        return Pages()
 
 
 class ShownComment(msgspec.Struct, frozen=True):

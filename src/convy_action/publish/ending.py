@@ -32,7 +32,7 @@ class Ending(msgspec.Struct, frozen=True):
         """A shard's end: its folder uploaded, its outputs and its job summary (its own comparison,
         the other shards' scenarios not played) written, no comment and no annotation (the merge job
         posts and gates); exit 0."""
-        from convy.draw.markdown import Links
+        from convy.draw.links import Links
 
         context = self.context
         folder = reviewed.run.folder
@@ -64,7 +64,8 @@ class Ending(msgspec.Struct, frozen=True):
 
     def reported(self, reviewed: Reviewed, shelf: Shelf, box: Box, project: Project) -> int:
         """A whole run's end: written, shelved, commented, summed up, annotated; the gate's exit code."""
-        from convy.draw.markdown import CommentMarkdown, Links
+        from convy.draw.links import Links
+        from convy.draw.markdown import CommentMarkdown
 
         context = self.context
         folder = reviewed.run.folder
@@ -76,7 +77,15 @@ class Ending(msgspec.Struct, frozen=True):
         self.told(shelved)
         match shelved:
             case Uploaded(id=artifact):
-                links = Links(report=context.artifact_url(artifact), run=run_url)
+                pages = shelf.pages(folder)
+                if pages.refused:
+                    self.log.warning(f"{pages.refused}; the comment links to the run's artifact instead")
+                links = Links(
+                    report=context.artifact_url(artifact),
+                    run=run_url,
+                    report_page=context.artifact_url(pages.report),
+                    comparison_page=context.artifact_url(pages.comparison),
+                )
             case _:
                 artifact = 0
         body = CommentMarkdown(reviewed.comparison, reviewed.decision, links, limit=LIMIT).text()

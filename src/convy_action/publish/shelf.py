@@ -4,12 +4,14 @@ anything is played; Retention caps the days asked to the repository's longest.""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Protocol
 
 import msgspec
 
-from convy.data import Tagged
+from convy.data import Data, Tagged
 from convy.draw.markdown import Marker
 from convy.errors import ConfigurationError
 from convy_action.github.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
@@ -24,9 +26,23 @@ class NotUploaded(Tagged, frozen=True, kw_only=True, tag="not_uploaded"):
 
 Shelved = Uploaded | UploadedEarlier | NotUploaded
 
+PAGES = ("report", "comparison")
+"""The run's pages uploaded one by one, unzipped: `<artifact-name>-report.html`, `-comparison.html`."""
+
+
+class Pages(Data, frozen=True, kw_only=True):
+    """The artifact ids of the run's pages uploaded as single files (0: not uploaded), and why they
+    were not when the service refused them (links then go to the run's artifact)."""
+
+    report: int = 0
+    comparison: int = 0
+    refused: str = ""
+
 
 class Shelf(Protocol):
     def store(self, folder: Path) -> Shelved: ...
+
+    def pages(self, folder: Path) -> Pages: ...
 
 
 class ArtifactName(msgspec.Struct, frozen=True):
@@ -84,3 +100,25 @@ class ArtifactShelf(msgspec.Struct, frozen=True):
             return self.service.upload(self.name, folder, self.days, self.replace)
         except ArtifactError as error:
             return NotUploaded(reason=f"the upload failed: {error}", failed=True)
+
+    def pages(self, folder: Path) -> Pages:
+        """report.html and comparison.html (where the folder has them) uploaded unzipped, each as
+        the artifact `<name>-<page>.html`, so a browser opens it from the comment's links (DESIGN
+        §14.3); an earlier attempt's pages of the same names are replaced."""
+        uploaded: dict[str, int] = {}
+        replace = self.replace or self.service.attempt > 1
+        with tempfile.TemporaryDirectory(prefix="convy-pages-") as scratch:
+            for page in PAGES:
+                source = folder / f"{page}.html"
+                if not source.is_file():
+                    continue
+                named = Path(scratch) / f"{self.name}-{page}.html"
+                shutil.copyfile(source, named)
+                try:
+                    shelved = self.service.upload_file(named, self.days, replace)
+                except (ArtifactError, ConfigurationError) as error:
+                    refused = f"{page}.html was not uploaded on its own: {error}"
+                    return Pages(report=uploaded.get("report", 0), refused=refused)
+                if isinstance(shelved, Uploaded):
+                    uploaded[page] = shelved.id
+        return Pages(report=uploaded.get("report", 0), comparison=uploaded.get("comparison", 0))

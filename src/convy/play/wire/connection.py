@@ -25,7 +25,7 @@ from convy.play.errorbody import ErrorBody, Masked
 from convy.play.lanes import Handover
 from convy.play.wire.dialect import Ask, Dialect, Resend
 from convy.play.wire.oauth import Tokens
-from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken
+from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken, Undecodable
 from convy.play.wire.session import Received, SessionCalls
 from convy.play.wire.spec import AgentSpec, Shown
 from convy.play.wire.stream import Chunks, Events
@@ -102,6 +102,12 @@ class JsonConnection:
             try:
                 received = await self.received(self.calls.start_request(), "session_failed")
                 self._session = self.calls.started(received)
+            except RecursionError:
+                await self.let_go()
+                shown = self._agent.shown_url(start.url)
+                raise AgentFailure(
+                    "session_failed", f"the session start at {shown} answered JSON nested too deeply"
+                ) from None
             except BaseException:
                 await self.let_go()
                 raise
@@ -198,11 +204,18 @@ class JsonConnection:
             content = await Limited(MOST_BYTES).read(response)
             if content is None:
                 raise AgentFailure("answer_too_large", f"the answer from {self.shown} is over 4 MiB")
+            deep = AgentFailure("bad_answer", f"the answer from {self.shown} is nested too deeply")
             try:
                 data = msgspec.json.decode(content)
             except msgspec.DecodeError:
-                raise AgentFailure("bad_answer", f"the answer from {self.shown} is not JSON") from None
-            return dialect.read(data), data
+                why = Undecodable(content).why()
+                raise AgentFailure("bad_answer", f"the answer from {self.shown} {why}") from None
+            except RecursionError:
+                raise deep from None
+            try:
+                return dialect.read(data), data
+            except RecursionError:
+                raise deep from None
         first: float | None = None
         last: object = None
         try:
@@ -222,6 +235,8 @@ class JsonConnection:
                     if fold.add(event) and first is None:
                         first = time.monotonic() - sent
                 reply = fold.reply()
+        except RecursionError:
+            raise AgentFailure("bad_answer", f"the stream from {self.shown} is nested too deeply") from None
         except SSEError:
             raise AgentFailure(
                 "bad_answer", f"the answer from {self.shown} is not an event stream ({kind or 'no type'})"
@@ -296,7 +311,10 @@ class JsonConnection:
         """Busy or AgentFailure for an answer that is not 2xx, with the agent's own words."""
         status = response.status_code
         said = await Limited(REFUSAL_BYTES).read(response)
-        message = ErrorBody(said or b"", self.masked).message()
+        try:
+            message = ErrorBody(said or b"", self.masked).message()
+        except RecursionError:
+            message = ""  # an error body nested deeper than can be read says nothing
         shown = self._agent.shown_url(url)
         detail = f"HTTP {status} from {shown}" + (f": {message}" if message else "")
         if status in (429, 503):

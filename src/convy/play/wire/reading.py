@@ -1,6 +1,8 @@
 """Reading what an agent sent: Reply (an Answer and what the next turn carries on), Said (a value at
-the answer's path as text, or the failure it is), JsonText, Trace (reported steps), Limited (a body
-read up to a size)."""
+the answer's path as text, or the failure it is), JsonText, Trace (reported steps), Undecodable (why
+a body is not JSON), Limited (a body read up to a size). JSON nested deeper than Python's stack
+(msgspec decodes and encodes recursively) raises RecursionError, which the connection turns into
+AgentFailure("bad_answer")."""
 
 from __future__ import annotations
 
@@ -121,6 +123,20 @@ class Trace(msgspec.Struct, frozen=True):
                 return Thought(text=text)
             case _:
                 return Thought(text=JsonText(self.value).text)
+
+
+class Undecodable(msgspec.Struct, frozen=True):
+    """A body msgspec could not decode as JSON, and why in words: its bytes are not UTF-8 (as JSON's
+    must be), or they are but do not make JSON."""
+
+    content: bytes
+
+    def why(self) -> str:
+        try:
+            self.content.decode("utf-8")
+        except UnicodeDecodeError:
+            return "is not valid UTF-8"
+        return "is not JSON"
 
 
 class Limited(msgspec.Struct, frozen=True):

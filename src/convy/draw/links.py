@@ -1,0 +1,44 @@
+"""Links: where a run can be read — the run folder's artifact, the workflow run, and the pages
+uploaded unzipped — every one an absolute URL, so the comment never posts a relative link."""
+
+from __future__ import annotations
+
+import re
+
+from convy.data import Data
+
+URL = re.compile(r"https?://[^\s<>]{1,2000}")
+
+
+class Links(Data, frozen=True, kw_only=True):
+    """Where the run can be read, every one an absolute http(s) URL (no blanks or angle brackets),
+    empty when there is none (a dry run, a local run): `report` the run folder's artifact, `run`
+    the workflow run, `report_page` and `comparison_page` the pages uploaded unzipped (a browser
+    opens them). The comment never posts a relative link (DESIGN §14.3)."""
+
+    report: str = ""
+    run: str = ""
+    report_page: str = ""
+    comparison_page: str = ""
+
+    def __post_init__(self) -> None:
+        for url in (self.report, self.run, self.report_page, self.comparison_page):
+            if url and not URL.fullmatch(url):
+                raise ValueError(
+                    "a link is an http(s) URL without blanks or angle brackets, up to 2000 characters"
+                )
+
+    def scenario(self, anchor: str) -> str:
+        """Where a scenario's detail is: its place (`#anchor`) in the report page, else the run's
+        artifact (where the pages could not be uploaded on their own), else "" (nothing uploaded)."""
+        if self.report_page:
+            return f"{self.report_page}#{anchor}"
+        return self.report
+
+    def markdown(self) -> str:
+        report = f"[report artifact](<{self.report}>)" if self.report else "report artifact: not uploaded"
+        pages = [f"[report page](<{self.report_page}>)"] if self.report_page else []
+        if self.comparison_page:
+            pages.append(f"[comparison page](<{self.comparison_page}>)")
+        run = f"[workflow run](<{self.run}>)" if self.run else "workflow run: none (a local run)"
+        return " · ".join([f"📄 {report}", *pages, f"⚙️ {run}"])
