@@ -36,7 +36,7 @@ from convy_action.runner.inputs import AgentSecrets, Inputs, Masks
 from convy_action.runner.log import Log
 from convy_action.runner.outputs import Command
 
-EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
+EXIT_CONFIG = 2
 
 
 class Action:
@@ -131,12 +131,13 @@ class Action:
                 merged = merge.merged(name.text)
                 reviewed = gated.reviewed(merged.folder)
                 return ending.reported(reviewed, shelf, where.box(merged.file.spec.agent, reviewed), project)
+            played = Played(context, event, looked, log)
             try:
-                run = Played(context, event, looked, log).run(prepared)
+                run = played.run(prepared)
             except (KeyboardInterrupt, asyncio.CancelledError):
                 log.warning(f"interrupted: the partial run folder is {context.relative(prepared.folder)}")
                 ending.told(shelf.store(prepared.folder))
-                return EXIT_INTERRUPTED
+                return played.exit_code()
             reviewed = gated.reviewed(run.journal.folder)
             if not part.whole:
                 return ending.sharded(reviewed, shelf, part)

@@ -263,7 +263,9 @@ class Summing(msgspec.Struct):
         self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):
-                self.failed.add(reason, status, message or detail)
+                # a request that never reached the agent is said with where it went (its URL)
+                said = detail.partition(": ")[2] if reason == "not_delivered" else message
+                self.failed.add(reason, status, said or detail)
             case NoVerdict(reason=reason, status=status, message=message, detail=detail):
                 self.unjudged.add(reason, status, message or self.blame.bare(detail))
             case Verdict():

@@ -6,6 +6,7 @@ against the baseline, which is dropped with a warning when the two runs cannot b
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import msgspec
@@ -21,6 +22,7 @@ from convy.run.session import Prepared
 from convy.run.stop import Stop
 from convy.store.journal import RunInUse
 from convy.store.runs import Runs
+from convy.words import Plural
 from convy_action.baseline.readable import Looked
 from convy_action.runner.context import Context, Event
 from convy_action.runner.log import Log
@@ -34,6 +36,12 @@ class Played(msgspec.Struct, frozen=True):
     event: Event
     looked: Looked
     log: Log
+    stops: list[Stop] = msgspec.field(default_factory=list)
+    """The signals' handlers of the runs played: which signal stopped one, for the exit code."""
+
+    def exit_code(self) -> int:
+        """How an interrupted job exits: 128 + the signal's number (130 Ctrl+C, 143 SIGTERM)."""
+        return self.stops[0].exit_code if self.stops else 128 + signal.SIGINT
 
     def run(self, prepared: Prepared) -> Run:
         """The `prepared` run played (its missing attempts); ConfigurationError when its folder is
@@ -44,11 +52,11 @@ class Played(msgspec.Struct, frozen=True):
 
         def watch(run: Run, missing: int) -> Printed:
             if shown:
-                log.line(f"convy: {missing} more attempts where the comparison is unclear")
+                log.line(f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear")
                 shown[0].more(missing)
                 return shown[0]
             log.line(
-                f"convy: {missing} attempts of {len(run.spec.expected())} to play against "
+                f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play against "
                 f"{Untrusted(text=run.spec.agent).console(200)!r} → {context.relative(run.journal.folder)}"
             )
             shown.append(Printed(missing, log.out, False))
@@ -58,7 +66,9 @@ class Played(msgspec.Struct, frozen=True):
             task = asyncio.current_task()
             if task is None:
                 return await prepared.play(context.provenance(event), watch, looked.baseline)
-            with Stop(task).installed():
+            stop = Stop(task)
+            self.stops.append(stop)
+            with stop.installed():
                 return await prepared.play(context.provenance(event), watch, looked.baseline)
 
         with log.untrusted():
