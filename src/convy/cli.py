@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -165,7 +166,8 @@ class Command:
                 flags.setdefault("agent", RunJournal(resume).header().spec.agent)
         sources = Sources(flags, environ, Path.cwd())
         project = Project(sources.settings(), sources, environ)
-        prepared = Session(project=project, resume=resume).prepared()
+        with Slow(self._err, "convy: still reading the project (its scenario files, its agent)…"):
+            prepared = Session(project=project, resume=resume).prepared()
         if resume is not None:
             try:
                 self.damaged(resume, RunJournal(resume).damage())
@@ -386,3 +388,28 @@ class DefaultBranch:
             if done.returncode == 0 and found and all(c.isalnum() or c in "-_./" for c in found):
                 return found
         return "main"
+
+
+class Slow:
+    """A line on `stream` when the block it wraps takes longer than `after` seconds (reading tens of
+    thousands of scenario files), so a long silence is never mistaken for a hang."""
+
+    def __init__(self, stream: TextIO, line: str, after: float = 3.0) -> None:
+        self._stream = stream
+        self._line = line
+        self._after = after
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> Slow:
+        self._timer = threading.Timer(self._after, self.say)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def say(self) -> None:
+        self._stream.write(self._line + "\n")
+        self._stream.flush()

@@ -26,3 +26,23 @@ def test_the_setting_is_bounded_too(tmp_path: Path) -> None:
     (tmp_path / "scenarios" / "s.yaml").write_text("name: s\nturns: [hi]\nchecks: [{contains: x}]\n")
     done = convy("run", "--agent-url", "http://127.0.0.1:9/x", "--max-turns", "201", cwd=tmp_path)
     assert done.returncode == 2 and "max-turns" in done.stderr and "200" in done.stderr
+
+
+def test_a_long_read_says_it_is_still_reading_and_a_short_one_says_nothing() -> None:
+    import io
+    import threading
+
+    from convy.cli import Slow
+
+    said = io.StringIO()
+    pause = threading.Event()
+    with Slow(said, "still reading", after=0.0):
+        for _ in range(1000):  # the line comes from a timer's thread: wait for it (a busy machine)
+            if said.getvalue():
+                break
+            pause.wait(0.01)
+    assert said.getvalue() == "still reading\n"
+    quiet = io.StringIO()
+    with Slow(quiet, "still reading", after=3600.0):
+        pass
+    assert quiet.getvalue() == ""
