@@ -35,13 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
-import uvicorn
 from a2a.helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -56,6 +53,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
+
+from tests.servers.asgi import Served
 
 AGENTS = ("message", "task", "quiet", "fail", "reject", "ask", "refuse", "break")
 NAME = "Shoe Shop"
@@ -167,16 +166,13 @@ class A2aAgent:
     gather: int = 0
     requests: list[Seen] = field(default_factory=list)
     heard: list[Heard] = field(default_factory=list)
-    _socket: socket.socket = field(default_factory=socket.socket)
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
+    _served: Served | None = None
     _gathered: list[str] = field(default_factory=list)
     _app: Starlette | None = None
 
     @property
     def url(self) -> str:
-        host, port = self._socket.getsockname()[:2]
-        return f"http://{host}:{port}"
+        return self._served.url if self._served is not None else ""
 
     def agent_card(self) -> AgentCard:
         versions = {"both": ("1.0", "0.3"), "1.0": ("1.0",), "0.3": ("0.3",), "none": ()}[self.card]
@@ -263,28 +259,14 @@ class A2aAgent:
             await asyncio.sleep(0.01)
 
     def __enter__(self) -> Self:
-        self._socket.bind(("127.0.0.1", 0))
-        self._app = Starlette(routes=self.routes())
-        config = uvicorn.Config(
-            self, lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=2
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the A2A agent did not start")
-            time.sleep(0.01)
+        self._served = Served(self)
+        self._served.start()
+        self._app = Starlette(routes=self.routes())  # the card names the address the server got
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(10)
-        self._socket.close()
+        if self._served is not None:
+            self._served.stop()
 
     def seen(self, path: str) -> list[Seen]:
         """The JSON-RPC requests to one agent (`/task`...), in order."""

@@ -31,14 +31,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-import uvicorn
 from openai import BaseModel as OpenAiModel
 from openai.types.responses import (
     Response,
@@ -69,6 +67,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
+
+from tests.servers.asgi import Served
 
 ARGUMENTS = '{"order": 4411}'
 CRASHED = "The model crashed mid-answer."
@@ -330,44 +330,3 @@ class Streamed:
         return self.event(
             ResponseTextDeltaEvent, "response.output_text.delta", delta=text, logprobs=[], **where
         )
-
-
-class Served:
-    """An ASGI app served by uvicorn on a free loopback port, in a thread of its own."""
-
-    def __init__(self, app: Starlette) -> None:
-        self._socket = socket.socket()
-        config = uvicorn.Config(
-            app,
-            lifespan="off",
-            log_config=None,
-            log_level="critical",
-            access_log=False,
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=2,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self._socket.getsockname()[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> None:
-        self._socket.bind(("127.0.0.1", 0))
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the Responses API server did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._socket.close()

@@ -42,21 +42,20 @@ import base64
 import json
 import re
 import secrets
-import socket
 import threading
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Self
 from urllib.parse import parse_qs
 
-import uvicorn
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request, cookie_parser
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
+
+from tests.servers.asgi import Served
 
 COOKIE = "sid"
 Events = AsyncIterator[dict[str, str]]
@@ -544,44 +543,3 @@ def decoded(body: bytes) -> Any:
     except ValueError:
         fields = parse_qs(body.decode(errors="replace"))
         return {key: values[0] for key, values in fields.items()} if fields else body.decode(errors="replace")
-
-
-class Served:
-    """An ASGI app served by uvicorn on a free loopback port, in a thread of its own."""
-
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
-        self._socket = socket.socket()
-        config = uvicorn.Config(
-            app,
-            lifespan="off",
-            log_config=None,
-            log_level="critical",
-            access_log=False,
-            ws="none",
-            http="h11",
-            loop="asyncio",
-            timeout_graceful_shutdown=2,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-        self.url = ""
-        """The base address, once started."""
-
-    def start(self) -> None:
-        self._socket.bind(("127.0.0.1", 0))
-        host, port = self._socket.getsockname()[:2]
-        self.url = f"http://{host}:{port}"
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the agent server did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._socket.close()
