@@ -170,9 +170,12 @@ class JsonConnection:
             carry=self._carry,
         )
         try:
-            reply, data = await self.turn(ask)
-        except Resend:
-            reply, data = await self.turn(ask)
+            try:
+                reply, data = await self.turn(ask)
+            except Resend:
+                reply, data = await self.turn(ask)
+        except RecursionError:  # msgspec decodes and encodes recursively: JSON nested too deep to read
+            raise AgentFailure("bad_answer", f"the answer from {self.shown} is nested too deeply") from None
         answer = Spoken(reply.answer, self.shown).checked()
         session = self._agent.spec.session
         if session.id and not self._session:
@@ -204,18 +207,12 @@ class JsonConnection:
             content = await Limited(MOST_BYTES).read(response)
             if content is None:
                 raise AgentFailure("answer_too_large", f"the answer from {self.shown} is over 4 MiB")
-            deep = AgentFailure("bad_answer", f"the answer from {self.shown} is nested too deeply")
             try:
                 data = msgspec.json.decode(content)
             except msgspec.DecodeError:
                 why = Undecodable(content).why()
                 raise AgentFailure("bad_answer", f"the answer from {self.shown} {why}") from None
-            except RecursionError:
-                raise deep from None
-            try:
-                return dialect.read(data), data
-            except RecursionError:
-                raise deep from None
+            return dialect.read(data), data
         first: float | None = None
         last: object = None
         try:
@@ -235,8 +232,6 @@ class JsonConnection:
                     if fold.add(event) and first is None:
                         first = time.monotonic() - sent
                 reply = fold.reply()
-        except RecursionError:
-            raise AgentFailure("bad_answer", f"the stream from {self.shown} is nested too deeply") from None
         except SSEError:
             raise AgentFailure(
                 "bad_answer", f"the answer from {self.shown} is not an event stream ({kind or 'no type'})"
