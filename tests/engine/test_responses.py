@@ -12,43 +12,23 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import msgspec
 import openai
 import pytest
 
-from convy.play.agent import AgentFailure, Answer, Call, Usage
+from convy.play.agent import AgentFailure, Call, Usage
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
+from tests.engine.test_openai_stream import TIMEOUT, talk, timed
 from tests.servers.litellm_proxy import MOCK, LiteLLMProxy
 from tests.servers.responses_server import ARGUMENTS, CRASHED, RATE_LIMITED, ResponsesServer
 
-TIMEOUT = 30.0
 LOOKUP = Call(name="lookup", arguments=ARGUMENTS)
 
 
 def responses(url: str, **fields: object) -> AgentSpec:
     return msgspec.convert({"url": url, "protocol": "openai-responses", **fields}, AgentSpec)
-
-
-def timed(agent: AgentSpec, texts: list[str]) -> list[tuple[Answer, float]]:
-    """Each turn's answer and the seconds the turn took, from sending to its answer read."""
-
-    async def run() -> list[tuple[Answer, float]]:
-        answers = []
-        async with JsonAgent(agent, TIMEOUT).conversation("c1") as conversation:
-            for text in texts:
-                began = time.monotonic()
-                answer = await conversation.reply(text)
-                answers.append((answer, time.monotonic() - began))
-        return answers
-
-    return asyncio.run(run())
-
-
-def talk(agent: AgentSpec, texts: list[str]) -> list[Answer]:
-    return [answer for answer, _ in timed(agent, texts)]
 
 
 def failure(agent: AgentSpec, texts: list[str]) -> AgentFailure:
