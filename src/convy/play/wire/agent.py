@@ -103,11 +103,6 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
         return Tokens(oauth, self.verify, self.timeout, self.clock) if oauth.given else None
 
     @functools.cached_property
-    def url(self) -> httpx.URL:
-        """The URL, parsed once."""
-        return httpx.URL(self.spec.url)
-
-    @functools.cached_property
     def shown(self) -> str:
         """The URL as errors show it (Shown), worked out once."""
         return Shown(self.spec.url).text

@@ -58,17 +58,18 @@ class Spoken(msgspec.Struct, frozen=True):
 
 
 class Found(msgspec.Struct, frozen=True):
-    """A path looked up in an answer's JSON without failing: the value, or `missing`."""
+    """A path looked up in an answer's JSON without failing."""
 
     path: str
 
-    def value(self, data: object, missing: object = None) -> object:
+    def value(self, data: object) -> object:
+        """The value at the path, None when nothing is there (or no path is set)."""
         if not self.path:
-            return missing
+            return None
         try:
             return Path(self.path).found(data)
         except PathMissing:
-            return missing
+            return None
 
 
 class JsonText(msgspec.Struct, frozen=True):
