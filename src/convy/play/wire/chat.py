@@ -54,8 +54,7 @@ class OpenAiChat(msgspec.Struct, frozen=True):
     shown: str
 
     def body(self, ask: Ask) -> object:
-        template = self.spec.body if self.spec.body is not None else CHAT_BODY
-        body = Body(template).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
+        body = Template(self.spec, self.shown).body(ask)
         if isinstance(body, dict):
             if self.spec.model:
                 body.setdefault("model", self.spec.model)
