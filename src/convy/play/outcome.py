@@ -24,6 +24,30 @@ class Turn(Data, frozen=True, kw_only=True):
     first: float | None = None
     """Seconds from sending to the first piece of a streamed answer's text (time to first token);
     None when the answer was not streamed."""
+    replayed: bool = False
+    """The user's message was the baseline attempt's, not a new user-model call (`replay: user`)."""
+    span_id: str = ""
+    """The span id (16 hex) sent in the `traceparent` of the request that got this answer; "" when
+    trace context was off or the agent is not a declarative HTTP agent."""
+
+
+class Cost(Data, frozen=True, kw_only=True):
+    """What an attempt cost in USD, by whose requests: the simulated user's, the judge's, the
+    agent's (only when it reports tokens and its model has a known price). None is unknown, never
+    $0."""
+
+    user: float | None = None
+    judge: float | None = None
+    agent: float | None = None
+
+
+class Reused(Data, frozen=True, kw_only=True):
+    """The attempt whose decision this attempt took without a judge call: the same transcript,
+    claims, checks and judge model (a baseline attempt, or an earlier one of the same run)."""
+
+    run: str
+    scenario: str
+    index: int
 
 
 class ClaimResult(Data, frozen=True, kw_only=True):
@@ -100,3 +124,10 @@ class Outcome(Data, frozen=True, kw_only=True):
     resumed attempt never continues the conversation of an interrupted one."""
     warnings: tuple[str, ...] = ()
     """What went wrong without failing the attempt (the agent's session could not be ended)."""
+    cost: Cost | None = None
+    """What the attempt cost in USD; None in folders written before prices were known."""
+    reused: Reused | None = None
+    """The attempt whose verdict this one reused (no judge call); None when judged afresh."""
+    trace_id: str = ""
+    """The W3C trace id (32 hex) of the attempt: every agent request of it carried it in its
+    `traceparent`; "" when trace context was off."""
