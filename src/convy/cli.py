@@ -77,9 +77,17 @@ class Command:
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
         Flags(GATE).add_to(merge)
-        export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
+        export = commands.add_parser(
+            "export", help="write a run's tables as CSV and JSON Lines, or send it to OpenTelemetry"
+        )
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
+        export.add_argument(
+            "--otlp", default="", metavar="URL", help="send the run's traces to this OTLP/HTTP receiver instead"
+        )
+        export.add_argument(
+            "--header", action="append", default=[], metavar="'NAME: VALUE'", help="a header --otlp sends"
+        )
         return parser
 
     def exit_code(self) -> int:
@@ -323,11 +331,32 @@ class Command:
         from convy.draw.tables import Tables
 
         folder = Path(arguments.run_folder)
+        if arguments.otlp:
+            return self.sent(folder, arguments.otlp, tuple(arguments.header))
         run = self.stored(folder, str(folder))
         target = Path(arguments.to) if arguments.to else folder / "export"
         target.mkdir(parents=True, exist_ok=True)
         Tables(run, Summed.of(run).summary()).write(target)
         self._out.write(f"convy: wrote the tables of {folder} to {target}\n")
+        return EXIT_PASS
+
+    def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
+        """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
+        from convy.store.otlp import Collector, Endpoint, Headers, Refused
+        from convy.store.traces import RunTraces
+
+        endpoint = Endpoint(url)
+        if problem := endpoint.problem():
+            raise ConfigurationError("--otlp", problem)
+        collector = Collector(endpoint=endpoint, headers=Headers(headers, "--header").parsed())
+        run = self.stored(folder, str(folder))
+        try:
+            sent = collector.send(RunTraces(run).attempts())
+        except Refused as error:
+            self._err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
+            return 1
+        shown = Untrusted(text=endpoint.shown()).console(200)
+        self._out.write(f"convy: sent {Plural(sent.traces, 'trace').text()} ({sent.spans} spans) to {shown}\n")
         return EXIT_PASS
 
     @contextlib.contextmanager
