@@ -83,7 +83,7 @@ class Command:
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
         export.add_argument(
-            "--otlp", default="", metavar="URL", help="send the run's traces to this OTLP/HTTP receiver instead"
+            "--otlp", default="", metavar="URL", help="send its traces to this OTLP/HTTP receiver instead"
         )
         export.add_argument(
             "--header", action="append", default=[], metavar="'NAME: VALUE'", help="a header --otlp sends"
@@ -356,7 +356,8 @@ class Command:
             self._err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
             return 1
         shown = Untrusted(text=endpoint.shown()).console(200)
-        self._out.write(f"convy: sent {Plural(sent.traces, 'trace').text()} ({sent.spans} spans) to {shown}\n")
+        traces = Plural(sent.traces, "trace").text()
+        self._out.write(f"convy: sent {traces} ({sent.spans} spans) to {shown}\n")
         return EXIT_PASS
 
     @contextlib.contextmanager

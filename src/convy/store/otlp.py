@@ -48,8 +48,9 @@ class Endpoint(msgspec.Struct, frozen=True):
 
     def traces(self) -> str:
         """Where the spans are posted: the URL with `/v1/traces`, unless it ends so already."""
-        url = self.url.strip().rstrip("/")
-        return url if url.endswith(PATH) else url + PATH
+        url = httpx.URL(self.url.strip())
+        path = url.path.rstrip("/")
+        return str(url.copy_with(path=path if path.endswith(PATH) else path + PATH))
 
     def shown(self) -> str:
         """The traces URL without its query or user info, which may hold keys."""
@@ -135,7 +136,9 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
         if watched.answers:
             answer = watched.answers[-1]
             message = ErrorBody(answer.content, masked).message()
-            return f"{self.endpoint.shown()} answered {answer.status_code}" + (f": {message}" if message else "")
+            return f"{self.endpoint.shown()} answered {answer.status_code}" + (
+                f": {message}" if message else ""
+            )
         if watched.errors:
             error = " ".join(masked.text(str(watched.errors[-1])).split())[:300]
             return f"{self.endpoint.shown()} could not be reached: {error}"

@@ -282,5 +282,7 @@ class RunTraces(msgspec.Struct, frozen=True):
         spec = self.run.file.spec
         models = Models(user=spec.user_model, judge=spec.judge_model or spec.user_model, agent=spec.agent)
         for outcome in self.run.outcomes():
-            ids = Ids(run=self.run.key, scenario=outcome.scenario, index=outcome.index, trace_id=outcome.trace_id)
+            ids = Ids(
+                run=self.run.key, scenario=outcome.scenario, index=outcome.index, trace_id=outcome.trace_id
+            )
             yield AttemptTrace(outcome=outcome, ids=ids, models=models, fallback=self.run.file.started)
