@@ -342,20 +342,17 @@ class Command:
 
     def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
         """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
-        from convy.store.otlp import Collector, Endpoint, Headers, Refused
+        from convy.store.otlp import Collector, Refused
         from convy.store.traces import RunTraces
 
-        endpoint = Endpoint(url)
-        if problem := endpoint.problem():
-            raise ConfigurationError("--otlp", problem)
-        collector = Collector(endpoint=endpoint, headers=Headers(headers, "--header").parsed())
+        collector = Collector.given(url, headers, ("--otlp", "--header"))
         run = self.stored(folder, str(folder))
         try:
             sent = collector.send(RunTraces(run).attempts())
         except Refused as error:
             self._err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
             return 1
-        shown = Untrusted(text=endpoint.shown()).console(200)
+        shown = Untrusted(text=collector.endpoint.shown()).console(200)
         traces = Plural(sent.traces, "trace").text()
         self._out.write(f"convy: sent {traces} ({sent.spans} spans) to {shown}\n")
         return EXIT_PASS

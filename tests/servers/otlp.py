@@ -61,13 +61,12 @@ class OtlpReceiver:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._server = LocalServer(self.route)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
+        self.url = ""
+        """Its base address, once started (kept after it stops)."""
 
     def __enter__(self) -> OtlpReceiver:
         self._server.start()
+        self.url = self._server.url
         return self
 
     def __exit__(self, *exc: object) -> None:

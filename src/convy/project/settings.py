@@ -81,6 +81,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     github_token: str = ""
     dry_run: bool = False
     demo: bool = False
+    otlp_endpoint: str = ""
+    otlp_headers: str = ""
 
     def __repr__(self) -> str:
         shown = ", ".join(

@@ -99,6 +99,15 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
     setting: str = "--otlp"
     """The flag or setting that named the endpoint, for a missing package's error."""
 
+    @classmethod
+    def given(cls, url: str, headers: Sequence[str], names: tuple[str, str]) -> Collector:
+        """The receiver at `url` with `headers` (`Name: value` lines) as given by the flags or settings
+        `names` (the URL's, the headers'); ConfigurationError naming the one that is bad."""
+        endpoint = Endpoint(url)
+        if problem := endpoint.problem():
+            raise ConfigurationError(names[0], problem)
+        return cls(endpoint=endpoint, headers=Headers(tuple(headers), names[1]).parsed(), setting=names[0])
+
     def send(self, attempts: Iterable[AttemptTrace]) -> Sent:
         """Every attempt's spans posted, `batch` at a time; Refused when the receiver does not take
         them; ConfigurationError when the OpenTelemetry packages are not installed."""
