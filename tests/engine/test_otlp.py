@@ -87,6 +87,7 @@ REUSED = Outcome(
     seconds=0.4,
     decision=Verdict(holds=True, claims=(ClaimResult(claim="It hands over.", passed=True),)),
     reused=Reused(run="r0", scenario="escalate", index=1),
+    judge_usage=Usage(input=0, output=0),  # as a reused verdict records it: no judge call
     started="",
 )
 OUTCOMES = (HELD, NOT_HELD, FAILED, REUSED)

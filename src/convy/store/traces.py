@@ -136,14 +136,17 @@ class AttemptTrace(Data, frozen=True, kw_only=True):
         return (head, *spans)
 
     def judged(self) -> bool:
-        """Whether the judge was asked: its tokens were recorded, it failed, or it decided a claim."""
+        """Whether the judge was asked: not for a reused verdict; else when its tokens were recorded,
+        it failed, or it decided a claim."""
         match self.outcome.decision:
+            case _ if self.outcome.reused is not None:
+                return False
             case _ if self.outcome.judge_usage is not None:
                 return True
             case NoVerdict(reason=reason):
                 return reason.startswith("judge")
             case Verdict(claims=claims):
-                return self.outcome.reused is None and any(not claim.checked for claim in claims)
+                return any(not claim.checked for claim in claims)
             case _:
                 return False
 
