@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 INSTALL = "pip install convy-action[otel]"
+ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+")
+"""The operating system's words in a connection error (`[Errno 111] Connection refused`)."""
 PATH = "/v1/traces"
 
 
@@ -149,8 +152,9 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
                 f": {message}" if message else ""
             )
         if watched.errors:
-            error = " ".join(masked.text(str(watched.errors[-1])).split())[:300]
-            return f"{self.endpoint.shown()} could not be reached: {error}"
+            text = " ".join(masked.text(str(watched.errors[-1])).split())
+            cause = ERRNO.search(text)
+            return f"{self.endpoint.shown()} could not be reached: {cause[0] if cause else text[:300]}"
         return f"{self.endpoint.shown()} did not take the spans"
 
 

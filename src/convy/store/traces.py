@@ -166,6 +166,8 @@ class AttemptTrace(Data, frozen=True, kw_only=True):
         match outcome.decision:
             case Verdict(holds=holds):
                 found.update({"convy.decision": "verdict", "convy.holds": holds})
+                if not holds:
+                    found["convy.reason"] = "claims_failed"
             case Failed() | NoVerdict() as undecided:
                 kind = "failed" if isinstance(undecided, Failed) else "no_verdict"
                 found.update({"convy.decision": kind, "convy.holds": False, "convy.reason": undecided.reason})
