@@ -198,7 +198,8 @@ def test_attempts_without_recorded_ids_get_their_own_stable_ones_and_their_failu
     assert len({head.trace_id for head in heads.values()}) == 4
     not_held = heads[("refund", 1)]
     assert not_held.status == 2 and not_held.message == "1 of 1 claims failed"
-    assert not_held.attributes["convy.holds"] is False and not_held.attributes["convy.reason"] == "claims_failed"
+    assert not_held.attributes["convy.holds"] is False
+    assert not_held.attributes["convy.reason"] == "claims_failed"
     names = sorted(s.name for s in first[not_held.trace_id])
     assert names == ["agent turn 1", "chat gpt-judge", "chat gpt-user", "refund #1"]
     failed = heads[("escalate", 0)]
