@@ -206,6 +206,8 @@ def test_attempts_without_recorded_ids_get_their_own_stable_ones_and_their_failu
     assert (failed.status, failed.message) == (2, "http_500")
     assert failed.attributes["convy.reason"] == "http_500" and failed.attributes["convy.status"] == 500
     assert failed.attributes["convy.decision"] == "failed" and failed.events == []
+    (user,) = [s for s in first[failed.trace_id] if s is not failed]  # no turn recorded, no judge
+    assert (user.name, user.start, user.end) == ("chat gpt-user", failed.start, failed.end)
     reused = heads[("escalate", 1)]
     assert reused.attributes["convy.reused"] == "r0 escalate #1"
     assert not any(s.attributes.get("convy.role") == "judge" for s in first[reused.trace_id])

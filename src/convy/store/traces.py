@@ -18,7 +18,6 @@ from collections.abc import Iterator
 
 import msgspec
 
-from convy.data import Data
 from convy.play.agent import Usage
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.runs import StoredRun
@@ -58,7 +57,7 @@ class Span(msgspec.Struct, frozen=True, kw_only=True):
     """Why the span is an error ("" when it went well)."""
 
 
-class Ids(Data, frozen=True, kw_only=True):
+class Ids(msgspec.Struct, frozen=True, kw_only=True):
     """The ids of one attempt's spans: the recorded ones where there are any, else made from the
     run's key, the scenario and the index (sha256), so the same attempt sent twice keeps its ids.
     The one place an agent request's span id is looked up."""
@@ -85,7 +84,7 @@ class Ids(Data, frozen=True, kw_only=True):
         return given if SPAN_ID.fullmatch(given) and set(given) != {"0"} else self.span(f"turn {number}")
 
 
-class Models(Data, frozen=True, kw_only=True):
+class Models(msgspec.Struct, frozen=True, kw_only=True):
     """The run's models by name, and the agent's, as run.json records them."""
 
     user: str = ""
@@ -93,7 +92,7 @@ class Models(Data, frozen=True, kw_only=True):
     agent: str = ""
 
 
-class AttemptTrace(Data, frozen=True, kw_only=True):
+class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
     """One attempt as its trace's spans."""
 
     outcome: Outcome
@@ -108,7 +107,7 @@ class AttemptTrace(Data, frozen=True, kw_only=True):
         total = int(max(outcome.seconds, 0.0) * NANOS)
         asked = [int(max(turn.seconds, 0.0) * NANOS) for turn in outcome.turns]
         judged = self.judged()
-        calls = len(asked) + (1 if judged else 0)
+        calls = max(len(asked), 1) + (1 if judged else 0)
         share = max(total - sum(asked), 0) // max(calls, 1)
         trace, root = self.ids.trace(), self.ids.span("attempt")
         spans: list[Span] = []
@@ -118,9 +117,11 @@ class AttemptTrace(Data, frozen=True, kw_only=True):
             spans.append(self.request(turn, number, trace, root, at, at + took))
             at += took
         dialogue = at
+        if not outcome.turns and outcome.user_usage is not None:
+            dialogue = start + total // calls if judged else start + total  # the user's calls alone
         if outcome.turns or outcome.user_usage is not None:
             spans.insert(0, self.model("user", self.models.user, outcome.user_usage, start, dialogue, root))
-        end = max(start + total, at)
+        end = max(start + total, dialogue)
         if judged:
             spans.append(self.model("judge", self.models.judge, outcome.judge_usage, dialogue, end, root))
         head = Span(
