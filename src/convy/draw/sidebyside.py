@@ -33,8 +33,8 @@ from convy.words import Plural
 
 class Pick:
     """The attempt of one scenario shown on one side, chosen while attempts stream past: one that
-    held when `wanted` is to hold, else one judged that did not hold (failed claims or the agent
-    failed); the lowest index; else the closest (for a side that should not hold: an attempt
+    held when `wanted` is to hold, else one judged that did not hold (failed claims before the agent
+    failing); the lowest index; else the closest (for a side that should not hold: an attempt
     without verdict before one that held)."""
 
     def __init__(self, wanted: bool) -> None:
@@ -42,14 +42,17 @@ class Pick:
         self.best: Outcome | None = None
 
     def rank(self, outcome: Outcome) -> int:
-        """0 for an attempt that qualifies; the closer the attempt, the lower."""
+        """How close an attempt is to the one wanted: 0 the closest. For a side that should not
+        hold, one whose claims failed before one the agent failed (both qualify)."""
         match outcome.decision:
             case Verdict(holds=True):
-                return 0 if self.wanted else 2
-            case Verdict() | Failed():
+                return 0 if self.wanted else 3
+            case Verdict():
                 return 1 if self.wanted else 0
-            case _:
+            case Failed():
                 return 1
+            case _:
+                return 1 if self.wanted else 2
 
     def add(self, outcome: Outcome) -> None:
         best = self.best
@@ -58,7 +61,7 @@ class Pick:
 
     def fits(self) -> bool:
         """Whether the attempt kept is one the pair asks for."""
-        return self.best is not None and self.rank(self.best) == 0
+        return self.best is not None and self.rank(self.best) <= (0 if self.wanted else 1)
 
 
 class Pair(Data, frozen=True, kw_only=True):
@@ -147,9 +150,9 @@ class SideBySide(msgspec.Struct, frozen=True):
         inside: list[str | Html] = [FactList(facts=facts).html()]
         inside.extend(Tag("p", {"class": "notice"}).of(note) for note in p.notes)
         inside.append(Tag("div", {"class": "sides"}).of(*self.rows(before, after)))
-        return Tag(
-            "details", {"class": f"diff tone-{self.tone}", "id": Anchor(s.name).diff()}
-        ).of(summary, Tag("div", {"class": "diff-body"}).of(*inside))
+        return Tag("details", {"class": f"diff tone-{self.tone}", "id": Anchor(s.name).diff()}).of(
+            summary, Tag("div", {"class": "diff-body"}).of(*inside)
+        )
 
     def told(self, view: AttemptView | None, side: str) -> str:
         who = "baseline" if side == "baseline" else "this run's"

@@ -94,7 +94,7 @@ class WordDiff(msgspec.Struct, frozen=True):
         old = Leaves(self.before).tokens()
         new = Leaves(self.after).tokens()
         if len(old) > MOST or len(new) > MOST:
-            gone, added = [True] * len(old), [True] * len(new)
+            gone, added = self.joined(old, [True] * len(old)), self.joined(new, [True] * len(new))
         else:
             gone, added = self.changes(old, new)
         return Marking("del", gone).nodes(self.before), Marking("ins", added).nodes(self.after)
