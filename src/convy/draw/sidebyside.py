@@ -207,11 +207,15 @@ class SideBySide(msgspec.Struct, frozen=True):
         title = "Baseline" if side == "before" else "This run"
         if view is None:
             return Tag("div", {"class": f"cell head {side}"}).of(
-                Tag("div", {"class": "who-run"}).of(f"{title} · {run}"),
+                Tag("div", {"class": "who-run"}).of(
+                    Tag("span", {"class": "side-name"}).of(title), f" · run {run}"
+                ),
                 Tag("p", {"class": "quiet"}).of("No attempt recorded."),
             )
         return Tag("div", {"class": f"cell head {side}"}).of(
-            Tag("div", {"class": "who-run"}).of(f"{title} · {run}"),
+            Tag("div", {"class": "who-run"}).of(
+                Tag("span", {"class": "side-name"}).of(title), f" · run {run}"
+            ),
             Tag("span", {"class": "title"}).of(view.title),
             " ",
             Pill(text=view.outcome, tone=view.tone).html(),
