@@ -66,11 +66,9 @@ class Pick:
 
 class Pair(Data, frozen=True, kw_only=True):
     """A scenario's change with the baseline attempt (`before`) and this run's (`after`) it is
-    shown by; `falling` for a drop (the baseline's held), else a rise; `notes` say where no
-    attempt qualified."""
+    shown by; `notes` say where no attempt qualified."""
 
     change: ScenarioChange
-    falling: bool
     before: Outcome | None
     after: Outcome | None
     notes: tuple[str, ...] = ()
@@ -97,7 +95,7 @@ class Pairs(msgspec.Struct, frozen=True):
                 pick = picks.get(outcome.scenario)
                 if pick is not None:
                     pick.add(outcome)
-        return tuple(self.pair(s, falling[s.name], before[s.name], after[s.name]) for s in changes)
+        return tuple(self.pair(s, before[s.name], after[s.name]) for s in changes)
 
     def falling(self, s: ScenarioChange) -> bool:
         """Whether the scenario dropped: by its status, or, re-judged, by its shares (a drop when
@@ -108,7 +106,7 @@ class Pairs(msgspec.Struct, frozen=True):
             return Fraction(s.now.held, s.now.judged) <= Fraction(s.baseline.held, s.baseline.judged)
         return True
 
-    def pair(self, s: ScenarioChange, falling: bool, before: Pick, after: Pick) -> Pair:
+    def pair(self, s: ScenarioChange, before: Pick, after: Pick) -> Pair:
         notes: list[str] = []
         for pick, side in ((before, "the baseline"), (after, "this run")):
             if pick.best is None:
@@ -117,7 +115,7 @@ class Pairs(msgspec.Struct, frozen=True):
                 notes.append(f"No attempt of {side} held: the closest is shown.")
             elif not pick.fits():
                 notes.append(f"Every judged attempt of {side} held: the closest is shown.")
-        return Pair(change=s, falling=falling, before=before.best, after=after.best, notes=tuple(notes))
+        return Pair(change=s, before=before.best, after=after.best, notes=tuple(notes))
 
 
 class SideBySide(msgspec.Struct, frozen=True):
@@ -138,7 +136,7 @@ class SideBySide(msgspec.Struct, frozen=True):
             Tag("span", {"class": "name"}).of(s.name),
             Pill(text=s.status, tone=self.tone).html(),
             Tag("span", {"class": "count"}).of(
-                self.told(before, "baseline") + " · " + self.told(after, "now")
+                self.told(before, "before") + " · " + self.told(after, "after")
             ),
         )
         facts = (
@@ -155,7 +153,7 @@ class SideBySide(msgspec.Struct, frozen=True):
         )
 
     def told(self, view: AttemptView | None, side: str) -> str:
-        who = "baseline" if side == "baseline" else "this run's"
+        who = "baseline" if side == "before" else "this run's"
         if view is None:
             return f"no {who} attempt"
         return f"{who} {view.title.lower()}: {view.outcome}"
