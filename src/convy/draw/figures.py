@@ -12,7 +12,7 @@ from convy.compare.gate import GateDecision
 from convy.compare.parts import FailingClaim, Party, Reason
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
-from convy.draw.anchor import Anchor
+from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
 from convy.draw.links import Links
 from convy.draw.shown import Said
@@ -295,7 +295,8 @@ class Figures(msgspec.Struct, frozen=True):
         items = []
         for s in scenarios:
             name = self.cells.cell(s.name, NAME)
-            where = self.links.scenario(Anchor(s.name).id())
+            anchor = Anchor(s.name).id()
+            where = self.links.difference(anchor) if s.status in SIDE_BY_SIDE else self.links.scenario(anchor)
             shown = f"[{name}](<{where}>)" if where else name
             lines = [f"- **{shown}** — {self.passes(s)}"]
             for c in s.failing:

@@ -35,6 +35,13 @@ class Links(Data, frozen=True, kw_only=True):
             return f"{self.report_page}#{anchor}"
         return self.report
 
+    def difference(self, anchor: str) -> str:
+        """Where a scenario that changed is shown side by side with the baseline: its block
+        (`#diff-anchor`) in the comparison page, else where `scenario` says (no comparison page)."""
+        if self.comparison_page:
+            return f"{self.comparison_page}#diff-{anchor}"
+        return self.scenario(anchor)
+
     def markdown(self) -> str:
         report = f"[report artifact](<{self.report}>)" if self.report else "report artifact: not uploaded"
         pages = [f"[report page](<{self.report_page}>)"] if self.report_page else []

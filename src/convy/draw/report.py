@@ -20,7 +20,7 @@ from convy.compare.gate import GateDecision
 from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
-from convy.draw.anchor import Anchor
+from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.drawn import Template
 from convy.draw.page import (
     BarRow,
@@ -38,6 +38,7 @@ from convy.draw.page import (
     View,
 )
 from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
+from convy.draw.sidebyside import Differences
 from convy.draw.transcript import Excerpt
 from convy.draw.window import Windows
 from convy.play.outcome import Outcome
@@ -168,10 +169,14 @@ class Report(msgspec.Struct, frozen=True):
 
 class ComparisonPage(msgspec.Struct, frozen=True):
     """A run against its baseline: the gate's verdict and rule, each scenario's status with its
-    p-value, the change of pass rate over the scenarios both runs share, and the deltas."""
+    p-value, the change of pass rate over the scenarios both runs share, the deltas, and why each
+    scenario that changed did (sidebyside.py: `now` and `baseline` are the two runs' attempts, the
+    baseline's as the comparison used them, each streamed once)."""
 
     comparison: Comparison
     decision: GateDecision
+    now: Iterable[Outcome] = ()
+    baseline: Iterable[Outcome] = ()
 
     def html(self) -> str:
         c = self.comparison
@@ -182,7 +187,8 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             case Summary(run=run):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
-        return Template(("base",)).html(
+        changed = Differences(c, self.now, self.baseline, CHANGE_TONES).html()
+        return Template(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
@@ -193,6 +199,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 tiles=self.tiles(),
                 charts=(self.bars(),),
                 grids=(self.scenarios(), self.deltas(), Run(summary=self.comparison.now).parties()),
+                sections=(changed,) if changed else (),
             )
         )
 
@@ -289,6 +296,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             ),
             status=s.status,
             search=f"{s.name} {s.file} {s.status} {failing}",
+            anchor=Anchor(s.name).diff() if s.status in SIDE_BY_SIDE else "",
         )
 
     def deltas(self) -> Grid:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from convy.compare.comparison import Compared, Comparison, NoBaseline
+from convy.compare.comparison import NO_BASELINE, Compared, Comparison, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.rejudged import Rejudgement
 from convy.compare.summary import Summary, Summed
@@ -26,6 +26,8 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     run: StoredRun
     comparison: Comparison
     decision: GateDecision
+    baseline: Rejudgement | NoBaseline = NO_BASELINE
+    """The baseline's attempts as the comparison used them, for comparison.html's side by side."""
 
     def comment(self, links: Links) -> str:
         from convy.draw.markdown import CommentMarkdown
@@ -54,7 +56,9 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
                 pass
             case _:
                 page = folder / "comparison.html"
-                AtomicFile(page).write_text(ComparisonPage(self.comparison, self.decision).html())
+                before = self.baseline.outcomes() if isinstance(self.baseline, Rejudgement) else ()
+                drawn = ComparisonPage(self.comparison, self.decision, self.run.outcomes(), before)
+                AtomicFile(page).write_text(drawn.html())
                 files.append(page)
         return tuple(files)
 
@@ -79,11 +83,15 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
 
     def reviewed(self) -> Reviewed:
         before: Summary | NoBaseline
+        baseline: Rejudgement | NoBaseline
         match self.baseline:
             case NoBaseline() as none:
-                before = none
+                before = baseline = none
             case StoredRun() as stored:
                 again = self.run.journal.rejudged(stored.key)
-                before = Rejudgement(stored, again, self.run.file.spec).summed().summary()
+                baseline = Rejudgement(stored, again, self.run.file.spec)
+                before = baseline.summed().summary()
         comparison = Compared(Summed.of(self.run).summary(), before, self.gate.alpha).comparison()
-        return Reviewed(run=self.run, comparison=comparison, decision=self.gate.decision(comparison))
+        return Reviewed(
+            run=self.run, comparison=comparison, decision=self.gate.decision(comparison), baseline=baseline
+        )
