@@ -22,6 +22,7 @@ from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.drawn import Template
+from convy.draw.links import TraceLink
 from convy.draw.page import (
     BarRow,
     Bars,
@@ -77,6 +78,8 @@ class Report(msgspec.Struct, frozen=True):
     summary: Summary
     outcomes: Iterable[Outcome]
     decision: GateDecision | None = None
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace in the team's tracing tool (trace-url)."""
 
     def html(self) -> str:
         s = self.summary
@@ -91,7 +94,7 @@ class Report(msgspec.Struct, frozen=True):
                 tiles=run.tiles(),
                 charts=self.charts(),
                 grids=(self.grid(), run.parties()),
-                windows=Windows(summary=s, outcomes=self.outcomes).windows(),
+                windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
 
@@ -172,6 +175,8 @@ class ComparisonPage(msgspec.Struct, frozen=True):
 
     comparison: Comparison
     decision: GateDecision
+    trace: TraceLink = TraceLink()
+    """An attempt's link to its trace (trace-url): `trace.of(outcome)` wherever an attempt is shown."""
 
     def html(self) -> str:
         c = self.comparison

@@ -17,7 +17,7 @@ from convy.play.checks import Inspection
 from convy.play.dialog import Finished, Judge, Said, SimulatedUser
 from convy.play.model import Model, ModelFailure
 from convy.play.outcome import STAMP, ClaimResult, Decision, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.play.trace import TraceContext, current_trace
+from convy.play.trace import TraceContext
 from convy.project.scenario import Scenario
 
 
@@ -140,7 +140,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         conversation = self.conversation()
         warnings: list[str] = []
         trace = TraceContext.new()
-        with trace.current():
+        with trace.carried():
             ended, decision = await self._dialogue(
                 agent,
                 SimulatedUser(model=user_model, scenario=self.scenario),
@@ -260,7 +260,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
                 case Said(text=text):
                     said = text
             clock = time.monotonic()
-            trace = current_trace()
+            trace = TraceContext.current()
             sent = len(trace.spans)
             answer = await conversation.reply(said)
             turns.append(

@@ -70,8 +70,13 @@ class TraceContext:
         request carried it."""
         return (self.trace_id, tuple(self.spans)) if self.spans else ("", ())
 
+    @classmethod
+    def current(cls) -> TraceContext:
+        """The trace of the attempt being played in this task, or NO_TRACE."""
+        return TRACE.get()
+
     @contextlib.contextmanager
-    def current(self) -> Iterator[None]:
+    def carried(self) -> Iterator[None]:
         """While the block runs, this is the trace the agent's requests carry."""
         token = TRACE.set(self)
         try:
@@ -99,7 +104,3 @@ TRACE: contextvars.ContextVar[TraceContext] = contextvars.ContextVar("convy_trac
 """The trace of the attempt being played in this task; NO_TRACE outside an attempt (the agent
 card, the version URL)."""
 
-
-def current_trace() -> TraceContext:
-    """The trace of the attempt being played, or NO_TRACE."""
-    return TRACE.get()

@@ -24,7 +24,7 @@ from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.lanes import Handover
 from convy.play.outcome import SpanKind
-from convy.play.trace import current_trace
+from convy.play.trace import TraceContext
 from convy.play.wire.dialect import Ask, Dialect, Resend
 from convy.play.wire.oauth import Tokens
 from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken, Undecodable
@@ -287,7 +287,7 @@ class JsonConnection:
             raise RuntimeError("the conversation is not open")
         tokens = self._agent.tokens
         shown = self._agent.shown_url(url)
-        trace = current_trace()
+        trace = TraceContext.current()
         renewed = False
         while True:
             if tokens is not None:
