@@ -188,3 +188,17 @@ def test_trace_context_off_records_no_trace_and_links_none(tmp_path: Path) -> No
     attempts = lines(folder)
     assert {a["trace_id"] for a in attempts} == {""} and {json.dumps(a["spans"]) for a in attempts} == {"[]"}
     assert "langfuse" not in (folder / "report.html").read_text(encoding="utf-8")
+
+
+def test_links_can_be_added_to_a_run_played_without_them(tmp_path: Path) -> None:
+    done = convy("run", "--demo", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    folder = only_run(tmp_path / "results")
+    assert "tracing.example" not in (folder / "report.html").read_text(encoding="utf-8")
+    template = "https://tracing.example/{trace_id}"
+    reported = convy("report", str(folder), "--trace-url", template, cwd=tmp_path)
+    assert reported.returncode == 0, reported.stderr
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert any(f'href="https://tracing.example/{a["trace_id"]}"' in page for a in lines(folder))
+    refused = convy("compare", str(folder), str(folder), "--trace-url", "https://t.example/{x}", cwd=tmp_path)
+    assert refused.returncode == 2 and "trace-url" in refused.stderr
