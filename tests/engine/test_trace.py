@@ -16,15 +16,19 @@ import msgspec
 import pytest
 
 from convy.fakes import FakeAgent, FakeJudge, FakeModel, MemoryJournal
+from convy.play.agent import QueuedAgent
 from convy.play.attempt import Attempt
 from convy.play.bench import Bench
+from convy.play.busy import Patience, Places
 from convy.play.outcome import Outcome
+from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
 from convy.project.scenario import Scenario
 from tests.engine.test_oauth import chat
 from tests.engine.test_sessions import threads
 from tests.servers.a2a_agent import A2aAgent
+from tests.servers.agents import AgentServer
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 from tests.servers.traced_agent import TracedAgent
@@ -232,3 +236,31 @@ def test_an_agent_instrumented_with_opentelemetry_continues_the_attempts_trace()
     ], "the agent's span is a child of the request convy sent"
     assert all(span.parent and span.parent.is_remote for span in turns)
     assert [format(span.context.trace_id, "032x") for span in tools] == [outcome.trace_id] * 2
+
+
+def test_a_turn_the_busy_agent_refused_and_was_sent_again_is_a_span_of_its_own() -> None:
+    with AgentServer() as server:
+        agent = spec(
+            {
+                "url": f"{server.url}/retry-after/1",
+                "body": {"messages": "$messages", "session": "$conversation"},
+            }
+        )
+        queued = QueuedAgent(JsonAgent(agent, 5.0), Places(1, Rate(0), Patience(10)))
+
+        async def run() -> Outcome:
+            return await Attempt(scenario=scripted("Hi", "Bye"), index=0, max_turns=5).outcome(
+                queued, FakeModel(), FakeJudge()
+            )
+
+        outcome = asyncio.run(run())
+        requests = server.requests
+    assert [seen.status for seen in requests] == [429, 200, 200]
+    sent = parents([seen.headers for seen in requests])
+    assert {trace for trace, _ in sent} == {outcome.trace_id}
+    assert [(s.span_id, s.kind, s.status) for s in outcome.spans] == [
+        (sent[0][1], "turn", 429),
+        (sent[1][1], "turn", 200),
+        (sent[2][1], "turn", 200),
+    ]
+    assert [turn.span_id for turn in outcome.turns] == [sent[1][1], sent[2][1]]
