@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
+REVIEW = (*GATE, "trace-url")
+"""The settings `convy compare` and `convy merge` take as flags."""
 
 
 class Command:
@@ -63,11 +65,11 @@ class Command:
         report.add_argument(
             "runs", nargs="*", metavar="RUN", help="run folders (default: every run under results/)"
         )
-        Flags(("project", "results")).add_to(report)
+        Flags(("project", "results", "trace-url")).add_to(report)
         compare = commands.add_parser("compare", help="compare a run with a baseline run and gate it")
         compare.add_argument("run_folder", metavar="RUN")
         compare.add_argument("baseline", metavar="BASELINE")
-        Flags(GATE).add_to(compare)
+        Flags(REVIEW).add_to(compare)
         merge = commands.add_parser(
             "merge", help="merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it"
         )
@@ -76,7 +78,7 @@ class Command:
         merge.add_argument(
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
-        Flags(GATE).add_to(merge)
+        Flags(REVIEW).add_to(merge)
         export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
@@ -272,17 +274,22 @@ class Command:
         return reviewed.decision.exit_code
 
     def compare(self, arguments: argparse.Namespace) -> int:
-        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        sources = Sources(Flags(REVIEW).given(arguments), self._environ, Path.cwd())
         return self.reviewed(Path(arguments.run_folder), Path(arguments.baseline), sources.settings())
 
     def report(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed
+        from convy.draw.links import TraceLink
         from convy.draw.report import Index, Report
+        from convy.project.traceurl import TraceUrl
         from convy.store.atomic import AtomicFile
         from convy.store.runs import Runs
 
-        sources = Sources(Flags(("project", "results")).given(arguments), self._environ, Path.cwd())
+        sources = Sources(
+            Flags(("project", "results", "trace-url")).given(arguments), self._environ, Path.cwd()
+        )
         settings = sources.settings()
+        trace = TraceLink(TraceUrl(settings.trace_url).checked())
         results = (Path.cwd() / settings.project / settings.results).resolve()
         every = Runs(results)
         broken = every.broken()
@@ -298,7 +305,7 @@ class Command:
         for folder in chosen:
             run, summary = read.get(folder) or self.summed(folder)
             self.damaged(folder, run.damage())
-            AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None).html())
+            AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None, trace).html())
             self._out.write(f"convy: wrote {folder / 'report.html'}\n")
         if results.is_dir():
             index = results / "index.html"
@@ -309,7 +316,7 @@ class Command:
     def merge(self, arguments: argparse.Namespace) -> int:
         from convy.store.merged import Shards
 
-        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        sources = Sources(Flags(REVIEW).given(arguments), self._environ, Path.cwd())
         settings = sources.settings()
         folders = [Path(folder) for folder in arguments.runs]
         runs = tuple(self.stored(folder, str(folder)) for folder in folders)

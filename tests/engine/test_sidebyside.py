@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from convy.compare.comparison import Compared
 from convy.compare.gate import Gate
 from convy.compare.summary import Summary, Summed
@@ -261,3 +263,23 @@ def test_the_written_comparison_shows_a_rejudged_baseline_with_the_decisions_the
     assert "rejudged" in later.stdout, later.stderr
     again = parsed((now / "comparison.html").read_text(encoding="utf-8")).by_id(Anchor("greet").diff())
     assert "rude" in again.all("div", "decision")[0].text()
+
+
+def test_each_side_links_its_attempt_to_its_trace() -> None:
+    from convy.draw.links import TraceLink
+    from convy.project.traceurl import TraceUrl
+
+    old, old_outcomes = run(BEFORE, "results/support/20261201T100000Z-aaaa")
+    new, new_outcomes = run(NOW, "results/support/20261202T100000Z-bbbb")
+    old_outcomes = [msgspec.structs.replace(o, trace_id=f"{o.index:032x}") for o in old_outcomes]
+    new_outcomes = [msgspec.structs.replace(o, trace_id=f"{o.index + 16:032x}") for o in new_outcomes]
+    comparison = Compared(new, old).comparison()
+    trace = TraceLink(TraceUrl("https://t.example/traces/{trace_id}").checked())
+    html = ComparisonPage(
+        comparison, Gate().decision(comparison), iter(new_outcomes), iter(old_outcomes), trace
+    ).html()
+    before, after = block(html, "refund-late-order").all("div", "head")
+    assert [a.attributes["href"] for a in before.all("a")] == [f"https://t.example/traces/{1:032x}"]
+    assert [a.attributes["href"] for a in after.all("a")] == [f"https://t.example/traces/{2 + 16:032x}"]
+    plain = ComparisonPage(comparison, Gate().decision(comparison), iter(new_outcomes), iter(old_outcomes))
+    assert "t.example" not in plain.html(), "no trace-url: no link"

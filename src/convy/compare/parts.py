@@ -57,6 +57,19 @@ class FailingClaim(Data, frozen=True, kw_only=True):
     check: bool = False
 
 
+UNHELD = 3
+"""The attempts that did not hold a scenario's summary names (for their trace links)."""
+
+
+class Traced(Data, frozen=True, kw_only=True):
+    """An attempt as its trace link names it: its index, its W3C trace id ("" none sent) and the
+    conversation id the agent saw."""
+
+    index: int
+    trace_id: str = ""
+    conversation: str = ""
+
+
 class Rejudging(Data, frozen=True, kw_only=True):
     """What re-judging a baseline took: the scenarios and attempts judged again with today's claims,
     checks and judge, and the judge's tokens for it (None: unknown, no call reported them)."""
@@ -85,3 +98,6 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
+    unheld: tuple[Traced, ...] = ()
+    """The first attempts (at most UNHELD) that did not hold — failed by the agent or a claim —
+    as their trace links name them."""

@@ -10,7 +10,7 @@ from collections import Counter
 
 import msgspec
 
-from convy.compare.parts import FailingClaim, Party, Reason, ScenarioSummary, Spread
+from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, ScenarioSummary, Spread, Traced
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
@@ -99,6 +99,7 @@ class ScenarioCount(msgspec.Struct):
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
     seconds: Figures = msgspec.field(default_factory=Figures)
+    unheld: list[Traced] = msgspec.field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
@@ -107,6 +108,8 @@ class ScenarioCount(msgspec.Struct):
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
                 self.held += holds
+                if not holds:
+                    self.traced(outcome)
                 if outcome.index < self.repeat:
                     self.first_judged += 1
                     self.first_held += holds
@@ -120,10 +123,18 @@ class ScenarioCount(msgspec.Struct):
             case Failed():
                 self.judged += 1
                 self.failed += 1
+                self.traced(outcome)
                 if outcome.index < self.repeat:
                     self.first_judged += 1
             case NoVerdict():
                 self.no_verdict += 1
+
+    def traced(self, outcome: Outcome) -> None:
+        """An attempt that did not hold, kept for its trace link while fewer than UNHELD are."""
+        if len(self.unheld) < UNHELD:
+            self.unheld.append(
+                Traced(index=outcome.index, trace_id=outcome.trace_id, conversation=outcome.conversation)
+            )
 
     def summary(self, entry: ScenarioEntry, repeat: int) -> ScenarioSummary:
         tally = Tally(held=self.held, judged=self.judged)
@@ -154,6 +165,7 @@ class ScenarioCount(msgspec.Struct):
             failing=failing,
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
+            unheld=tuple(sorted(self.unheld, key=lambda traced: traced.index)),
         )
 
 

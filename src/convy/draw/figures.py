@@ -303,8 +303,20 @@ class Figures(msgspec.Struct, frozen=True):
                 lines.append(
                     f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; {self.said(c)}"
                 )
+            traces = self.traces(s.name)
+            if traces:
+                lines.append(f"  - traces of attempts that did not hold: {traces}")
             items.append("\n".join(lines))
         return Listed(items=tuple(items), noun="scenarios")
+
+    def traces(self, name: str) -> str:
+        """Links to the traces of the scenario's first attempts that did not hold (trace-url), each
+        named by its attempt; "" when there is none."""
+        scenario = next((c for c in self.comparison.now.scenarios if c.name == name), None)
+        if scenario is None:
+            return ""
+        linked = ((t.index, self.links.traced(t)) for t in scenario.unheld)
+        return " · ".join(f"[attempt {index + 1}](<{url}>)" for index, url in linked if url)
 
     def troubles(self, style: str) -> GroupedTable:
         """What needs attention as a table (the console): each scenario with its failed claims."""

@@ -22,6 +22,7 @@ from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.drawn import Template
+from convy.draw.links import TraceLink
 from convy.draw.page import (
     BarRow,
     Bars,
@@ -78,6 +79,8 @@ class Report(msgspec.Struct, frozen=True):
     summary: Summary
     outcomes: Iterable[Outcome]
     decision: GateDecision | None = None
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace in the team's tracing tool (trace-url)."""
 
     def html(self) -> str:
         s = self.summary
@@ -92,7 +95,7 @@ class Report(msgspec.Struct, frozen=True):
                 tiles=run.tiles(),
                 charts=self.charts(),
                 grids=(self.grid(), run.parties()),
-                windows=Windows(summary=s, outcomes=self.outcomes).windows(),
+                windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
 
@@ -177,6 +180,8 @@ class ComparisonPage(msgspec.Struct, frozen=True):
     decision: GateDecision
     now: Iterable[Outcome] = ()
     baseline: Iterable[Outcome] = ()
+    trace: TraceLink = TraceLink()
+    """An attempt's link to its trace (trace-url): `trace.of(outcome)` wherever an attempt is shown."""
 
     def html(self) -> str:
         c = self.comparison
@@ -187,7 +192,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             case Summary(run=run):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
-        changed = Differences(c, self.now, self.baseline, CHANGE_TONES).html()
+        changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
         return Template(("base", "window", "diff")).html(
             View(
                 kind="comparison",

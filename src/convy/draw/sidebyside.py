@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
 from convy.data import Data
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
+from convy.draw.links import TraceLink
 from convy.draw.markup import FactList, Html, Pill, Tag
 from convy.draw.transcript import AgentMarkdown, Attempt, AttemptView, ClaimView, TurnView
 from convy.draw.window import AttemptHtml, MarkdownHtml
@@ -126,11 +127,15 @@ class SideBySide(msgspec.Struct, frozen=True):
     markdown: AgentMarkdown
     tone: str
     """The colour of the scenario's status."""
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace (trace-url)."""
 
     def html(self) -> Html:
         p = self.pair
         s = p.change
-        views = tuple(Attempt(o, self.markdown).view() if o else None for o in (p.before, p.after))
+        views = tuple(
+            Attempt(o, self.markdown, self.trace.of(o)).view() if o else None for o in (p.before, p.after)
+        )
         before, after = views
         summary = Tag("summary").of(
             Tag("span", {"class": "name"}).of(s.name),
@@ -218,7 +223,15 @@ class SideBySide(msgspec.Struct, frozen=True):
             " ",
             Pill(text=view.outcome, tone=view.tone).html(),
             FactList(facts=view.facts[:2], kind="small").html(),
+            *self.traced(view),
         )
+
+    def traced(self, view: AttemptView) -> tuple[Html, ...]:
+        """The attempt's link to its trace, when trace-url gives one."""
+        if not view.trace:
+            return ()
+        link = Tag("a", {"href": view.trace, "rel": "noopener noreferrer"}).of("trace")
+        return (Tag("p", {"class": "trace"}).of(link),)
 
     def turn(
         self, view: AttemptView | None, t: TurnView | None, index: int, side: str, marked: list[object] | None
@@ -278,6 +291,8 @@ class Differences(msgspec.Struct, frozen=True):
     baseline: Iterable[Outcome]
     tones: Mapping[str, str]
     """The colour of each status."""
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace (trace-url)."""
 
     def html(self) -> Html | None:
         """The section, or None when no scenario changed (or there is no baseline)."""
@@ -297,5 +312,5 @@ class Differences(msgspec.Struct, frozen=True):
                 "the first turn whose answers differ is marked, and inside differing answers the "
                 "words removed and added."
             ),
-            *(SideBySide(p, runs, markdown, self.tones[p.change.status]).html() for p in pairs),
+            *(SideBySide(p, runs, markdown, self.tones[p.change.status], self.trace).html() for p in pairs),
         )

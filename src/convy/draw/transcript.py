@@ -157,13 +157,16 @@ class AttemptView(Data, frozen=True, kw_only=True):
     facts: tuple[str, ...]
     claims: tuple[ClaimView, ...]
     turns: tuple[TurnView, ...]
+    trace: str = ""
+    """The link to the attempt's trace in the team's tracing tool (trace-url); "" none."""
 
 
 class Attempt(msgspec.Struct, frozen=True):
-    """An Outcome, to be shown in its scenario's window."""
+    """An Outcome, to be shown in its scenario's window, with the link to its trace ("" none)."""
 
     outcome: Outcome
     markdown: AgentMarkdown
+    trace: str = ""
 
     def view(self) -> AttemptView:
         outcome = self.outcome
@@ -210,6 +213,7 @@ class Attempt(msgspec.Struct, frozen=True):
             facts=tuple(facts),
             claims=claims,
             turns=tuple(self.turn(index) for index in range(turns)),
+            trace=self.trace,
         )
 
     def turn(self, index: int) -> TurnView:

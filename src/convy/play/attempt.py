@@ -17,6 +17,7 @@ from convy.play.checks import Inspection
 from convy.play.dialog import Finished, Judge, Said, SimulatedUser
 from convy.play.model import Model, ModelFailure
 from convy.play.outcome import STAMP, ClaimResult, Decision, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.play.trace import TraceContext
 from convy.project.scenario import Scenario
 
 
@@ -138,14 +139,17 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         spent = Spent()
         conversation = self.conversation()
         warnings: list[str] = []
-        ended, decision = await self._dialogue(
-            agent,
-            SimulatedUser(model=user_model, scenario=self.scenario),
-            conversation,
-            turns,
-            spent,
-            warnings,
-        )
+        trace = TraceContext.new()
+        with trace.carried():
+            ended, decision = await self._dialogue(
+                agent,
+                SimulatedUser(model=user_model, scenario=self.scenario),
+                conversation,
+                turns,
+                spent,
+                warnings,
+            )
+        trace_id, spans = trace.recorded()
         judged = Spent()
         if decision is None and not turns:
             decision = NoVerdict(
@@ -170,6 +174,8 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             started=started,
             conversation=conversation,
             warnings=tuple(warnings),
+            trace_id=trace_id,
+            spans=spans,
         )
 
     async def judged_again(self, judge: Judge, before: Outcome) -> Outcome:
@@ -254,6 +260,8 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
                 case Said(text=text):
                     said = text
             clock = time.monotonic()
+            trace = TraceContext.current()
+            sent = len(trace.spans)
             answer = await conversation.reply(said)
             turns.append(
                 Turn(
@@ -263,6 +271,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
                     usage=answer.usage,
                     steps=answer.steps,
                     first=answer.first,
+                    span_id=trace.since(sent),
                 )
             )
             if len(turns) >= self.max_turns:

@@ -4,6 +4,8 @@ infrastructure failed) — gathered in an Outcome, one line of attempts.jsonl.""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from convy.data import Data, Tagged
@@ -29,6 +31,23 @@ class Turn(Data, frozen=True, kw_only=True):
     span_id: str = ""
     """The span id (16 hex) sent in the `traceparent` of the request that got this answer; "" when
     trace context was off or the agent is not a declarative HTTP agent."""
+
+
+SpanKind = Literal["session_start", "turn", "session_end"]
+"""What an agent request of an attempt was for: its session's start, a turn (one sent again — after
+a 429, a 401 or a lesson learned — is a turn request of its own), its session's end."""
+
+
+class Span(Data, frozen=True, kw_only=True):
+    """One request of an attempt to the agent, as its `traceparent` named it: the span id (16 hex)
+    sent, what it was for, when it was sent (seconds from the attempt's start), how long until its
+    answer was read or it failed, and the HTTP status of the answer (0: none came)."""
+
+    span_id: str
+    kind: SpanKind
+    at: float
+    seconds: float
+    status: int = 0
 
 
 class Cost(Data, frozen=True, kw_only=True):
@@ -131,3 +150,6 @@ class Outcome(Data, frozen=True, kw_only=True):
     trace_id: str = ""
     """The W3C trace id (32 hex) of the attempt: every agent request of it carried it in its
     `traceparent`; "" when trace context was off."""
+    spans: tuple[Span, ...] = ()
+    """Every agent request of the attempt that carried the trace id, in the order sent: its span id
+    and what it was for (a turn's answered request is also its Turn's span_id)."""

@@ -63,6 +63,14 @@ DESCRIPTIONS: dict[str, str] = {
     "patience": "seconds a participant waits for a busy service (429/503)",
     "model-rpm": "requests per minute to the models; 0 is no limit",
     "agent-rpm": "requests per minute to the agent; 0 is no limit",
+    "trace-context": (
+        "send a W3C `traceparent` header with every agent request (a trace per attempt, recorded in "
+        "attempts.jsonl as trace_id) so a traced agent continues it"
+    ),
+    "trace-url": (
+        "a link to each attempt's trace in your tracing tool: a URL with `{trace_id}` and/or "
+        "`{conversation}`, e.g. https://cloud.langfuse.com/project/<id>/traces/{trace_id}"
+    ),
     "shard": (
         "play one slice of the scenarios, `k/n` (1-based): scenario i (0-based, in declaration order) "
         "belongs to shard (i mod n) + 1"
@@ -131,6 +139,8 @@ ENGINE: tuple[str, ...] = (
     "patience",
     "model-rpm",
     "agent-rpm",
+    "trace-context",
+    "trace-url",
     "shard",
 )
 ACTION: tuple[str, ...] = (

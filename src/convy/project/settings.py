@@ -69,6 +69,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     patience: Annotated[float, Meta(ge=0)] = 300.0
     model_rpm: Annotated[int, Meta(ge=0)] = 0
     agent_rpm: Annotated[int, Meta(ge=0)] = 0
+    trace_context: bool = True
+    trace_url: str = ""
     shard: str = ""
     baseline: str = "auto"
     baseline_branch: str = ""

@@ -17,6 +17,7 @@ from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.shard import Slice
+from convy.project.traceurl import TraceUrl
 from convy.run.assembly import Project
 from convy.run.run import Clients, Run, RunId
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
@@ -103,6 +104,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             except (NewerFormat, ValueError) as error:
                 raise ConfigurationError(str(self.resume), str(error)) from None
         part = Slice.read(self.project.settings.shard)
+        TraceUrl(self.project.settings.trace_url).checked()
         declarations = self.project.declarations()
         self.project.check_models(declarations)
         left_out = self.project.left_out(declarations)
