@@ -43,7 +43,7 @@ class Once(msgspec.Struct, frozen=True, kw_only=True):
                     }
                     for outcome in before.outcomes():
                         if outcome.scenario in kept:
-                            verdicts.learn(before.folder.name, outcome)
+                            verdicts.learn(before.name, outcome)
             case NoBaseline():
                 pass
         for outcome in earlier:
