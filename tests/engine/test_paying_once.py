@@ -107,6 +107,18 @@ def played(folder: Path, agent: Agent, models: ModelServer, *extra: str) -> Path
     return run
 
 
+def priced(run: Path) -> None:
+    """The run's attempts as if each had cost $0.01 of user model and $0.005 of judge (a reused
+    verdict: saved that judge call instead)."""
+    priced = []
+    for outcome in lines(run):
+        outcome["cost"] = {"user": 0.01, "judge": 0.0 if outcome["reused"] else 0.005, "agent": None}
+        if outcome["reused"]:
+            outcome["saved"] = {"user": 0.0, "judge": 0.005}
+        priced.append(json.dumps(outcome))
+    (run / "attempts.jsonl").write_text("\n".join(priced) + "\n")
+
+
 def runs(folder: Path) -> list[Path]:
     found = folder / "results" / "agent"
     return sorted(found.iterdir()) if found.exists() else []
@@ -119,6 +131,7 @@ def test_a_second_run_with_replay_asks_no_model_and_an_agent_changed_at_turn_2_i
     with Agent() as agent, ModelServer(modelled) as models:
         baseline = played(folder, agent, models)
         first = len(models.requests)
+        priced(baseline)
         again = played(folder, agent, models, "--baseline", str(baseline), "--replay", "user")
         second = len(models.requests) - first
         agent.changed = 2
@@ -138,6 +151,7 @@ def test_a_second_run_with_replay_asks_no_model_and_an_agent_changed_at_turn_2_i
     assert json.loads((again / "run.json").read_text())["spec"]["replay"] == "user"
     comment = (again / "comment.md").read_text()
     assert "2 verdicts reused" in comment and "6 turns replayed" in comment
+    assert "saved $0.0300" in comment, "each attempt: the baseline's user ($0.01) and judge ($0.005)"
     # the agent answers differently from turn 2: turns 1 and 2 replayed, then the user model
     for outcome in lines(changed):
         assert [turn["replayed"] for turn in outcome["turns"]] == [True, True, False]

@@ -45,12 +45,15 @@ PARTIES: dict[str, str] = {
 
 
 class Dollars(msgspec.Struct, frozen=True):
-    """An amount of money in USD as the comment writes it: cents, or four decimals below a dollar."""
+    """An amount of money in USD as the comment writes it: cents from a dollar, four decimals
+    below it, "< $0.0001" for less than that (but more than nothing)."""
 
     amount: float
 
     def text(self) -> str:
-        return f"${self.amount:,.2f}" if self.amount >= 1 or self.amount == 0 else f"${self.amount:.4f}"
+        if self.amount >= 1 or self.amount == 0:
+            return f"${self.amount:,.2f}"
+        return f"${self.amount:.4f}" if self.amount >= 0.0001 else "< $0.0001"
 
 
 class Figures(msgspec.Struct, frozen=True):
