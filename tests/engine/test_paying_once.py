@@ -211,3 +211,31 @@ def test_a_scenario_whose_dialogue_changed_is_not_replayed(tmp_path: Path) -> No
         asked = models.requests[mark:]
     assert len([r for r in asked if not r.get("response_format")]) == 2 * 4
     assert not any(turn["replayed"] for o in lines(run) for turn in o["turns"])
+
+
+def test_a_resumed_run_reuses_the_verdict_of_an_attempt_its_folder_holds(tmp_path: Path) -> None:
+    folder = project(tmp_path, SCRIPTED)
+    with Agent() as agent, ModelServer(modelled) as models:
+        run = played(folder, agent, models, "--repeat", "3")
+        kept = [o for o in lines(run) if o["reused"] is None]
+        (run / "attempts.jsonl").write_text(json.dumps(kept[0]) + "\n")
+        mark = len(models.requests)
+        done = convy(
+            "resume",
+            str(run),
+            "--agent-url",
+            agent.url,
+            "--model-url",
+            models.url,
+            "--model-key",
+            "sk-test-key-1",
+            "--judge-model",
+            "judge-a",
+            cwd=folder,
+        )
+        asked = len(models.requests) - mark
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert asked == 0, "the two attempts played again reuse the one the folder kept"
+    again = [o for o in lines(run) if o["index"] != kept[0]["index"]]
+    assert len(again) == 2
+    assert all(o["reused"] == {"run": run.name, "scenario": "greet", "index": kept[0]["index"]} for o in again)
