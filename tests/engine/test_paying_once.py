@@ -238,4 +238,6 @@ def test_a_resumed_run_reuses_the_verdict_of_an_attempt_its_folder_holds(tmp_pat
     assert asked == 0, "the two attempts played again reuse the one the folder kept"
     again = [o for o in lines(run) if o["index"] != kept[0]["index"]]
     assert len(again) == 2
-    assert all(o["reused"] == {"run": run.name, "scenario": "greet", "index": kept[0]["index"]} for o in again)
+    assert all(
+        o["reused"] == {"run": run.name, "scenario": "greet", "index": kept[0]["index"]} for o in again
+    )
