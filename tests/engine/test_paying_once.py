@@ -152,6 +152,11 @@ def test_a_second_run_with_replay_asks_no_model_and_an_agent_changed_at_turn_2_i
     comment = (again / "comment.md").read_text()
     assert "2 verdicts reused" in comment and "6 turns replayed" in comment
     assert "saved $0.0300" in comment, "each attempt: the baseline's user ($0.01) and judge ($0.005)"
+    report = (again / "report.html").read_text()
+    assert (
+        f"verdict reused from {baseline.name}, attempt 1" in report
+        and "user replayed from the baseline" in report
+    )
     # the agent answers differently from turn 2: turns 1 and 2 replayed, then the user model
     for outcome in lines(changed):
         assert [turn["replayed"] for turn in outcome["turns"]] == [True, True, False]
