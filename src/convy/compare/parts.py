@@ -1,7 +1,7 @@
 """The parts a run's Summary is made of: Spread (how a time or token figure spread over the
 attempts), Reason (attempts ended for one reason), Party (whose fault the attempts that did not hold
-are), FailingClaim, ScenarioSummary (one scenario summed up) and Rejudging (what re-judging a
-baseline took)."""
+are), FailingClaim, ScenarioSummary (one scenario summed up), Rejudging (what re-judging a
+baseline took) and Savings (what reused verdicts and replayed turns spared)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,18 @@ class Rejudging(Data, frozen=True, kw_only=True):
     scenarios: int = 0
     attempts: int = 0
     judge_tokens: int | None = None
+
+
+class Savings(Data, frozen=True, kw_only=True):
+    """What a run did not pay because it paid once: verdicts reused (no judge call), turns whose
+    user message was replayed from the baseline (no user-model call), and what those calls cost
+    where they were first paid (USD; `unknown` when part of it is not known, so it is at least
+    `money`)."""
+
+    verdicts: int = 0
+    turns: int = 0
+    money: float = 0.0
+    unknown: bool = False
 
 
 class ScenarioSummary(Data, frozen=True, kw_only=True):

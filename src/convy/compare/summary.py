@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import msgspec
 
-from convy.compare.parts import Party, Reason, Rejudging, ScenarioSummary, Spread
+from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
@@ -79,6 +79,8 @@ class Summary(Data, frozen=True, kw_only=True):
     averaged: bool = False
     """The scenarios have different numbers of judged attempts, so the pass rate is their shares'
     mean, not the pooled tally's share."""
+    saved: Savings = Savings()
+    """What reused verdicts and replayed turns spared the run."""
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
@@ -176,4 +178,5 @@ class Summed(msgspec.Struct, frozen=True):
             stopped=self.file.reason if self.file.status == "stopped" else "",
             agent_version=self.file.agent_version,
             rejudging=again,
+            saved=summing.spared.savings(),
         )

@@ -1,6 +1,7 @@
 """What a run's figures add up to while its attempts stream past, in one pass: Figures (one
 figure's values, then its Spread), ScenarioCount and ClaimCount, Said (reasons and their commonest
-status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose) and Summing,
+status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose), Spared
+(what reused verdicts and replayed turns spared) and Summing,
 which holds them all; Summed (summary.py) reads them once the attempts have passed."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections import Counter
 
 import msgspec
 
-from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, ScenarioSummary, Spread, Traced
+from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, Savings, ScenarioSummary, Spread, Traced
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
@@ -254,6 +255,31 @@ class Blame(msgspec.Struct):
         return tuple(found)
 
 
+class Spared(msgspec.Struct):
+    """What paying once spared, added up while the attempts stream past."""
+
+    verdicts: int = 0
+    turns: int = 0
+    money: list[float] = msgspec.field(default_factory=list)
+    unknown: bool = False
+
+    def add(self, outcome: Outcome) -> None:
+        self.verdicts += outcome.reused is not None
+        self.turns += sum(turn.replayed for turn in outcome.turns)
+        if outcome.saved is None:
+            return
+        for part in (outcome.saved.user, outcome.saved.judge):
+            if part is None:
+                self.unknown = True
+            else:
+                self.money.append(part)
+
+    def savings(self) -> Savings:
+        return Savings(
+            verdicts=self.verdicts, turns=self.turns, money=math.fsum(self.money), unknown=self.unknown
+        )
+
+
 class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
@@ -270,9 +296,11 @@ class Summing(msgspec.Struct):
     agent_output: Figures = msgspec.field(default_factory=Figures)
     user: Figures = msgspec.field(default_factory=Figures)
     judge: Figures = msgspec.field(default_factory=Figures)
+    spared: Spared = msgspec.field(default_factory=Spared)
 
     def add(self, outcome: Outcome) -> None:
         self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
+        self.spared.add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):
                 # a request that never reached the agent is said with where it went (its URL)

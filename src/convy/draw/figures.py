@@ -44,6 +44,18 @@ PARTIES: dict[str, str] = {
 """Whose fault an attempt that did not hold was, as the comment names it."""
 
 
+class Dollars(msgspec.Struct, frozen=True):
+    """An amount of money in USD as the comment writes it: cents from a dollar, four decimals
+    below it, "< $0.0001" for less than that (but more than nothing)."""
+
+    amount: float
+
+    def text(self) -> str:
+        if self.amount >= 1 or self.amount == 0:
+            return f"${self.amount:,.2f}"
+        return f"${self.amount:.4f}" if self.amount >= 0.0001 else "< $0.0001"
+
+
 class Figures(msgspec.Struct, frozen=True):
     """The comparison's figures and the gate's decision as text, untrusted parts shown by `cells`:
     what the comment and the console both say."""
@@ -141,6 +153,23 @@ class Figures(msgspec.Struct, frozen=True):
                 "are averaged over scenarios: each scenario's share held, every scenario weighing the same"
             )
         return tuple(notes)
+
+    def once(self) -> str:
+        """What this run did not pay for again: verdicts reused, user turns replayed and what those
+        calls cost where they were first paid ("≥" when part of it is unknown, left out when all
+        of it is); "" when nothing was reused or replayed."""
+        saved = self.comparison.now.saved
+        if not saved.verdicts and not saved.turns:
+            return ""
+        parts = []
+        if saved.verdicts:
+            parts.append(f"{Plural(saved.verdicts, 'verdict').text()} reused (no judge call)")
+        if saved.turns:
+            parts.append(f"{Plural(saved.turns, 'turn').text()} replayed (no user-model call)")
+        text = "paid once: " + ", ".join(parts)
+        if saved.money or not saved.unknown:
+            text += f"; saved {'≥ ' if saved.unknown else ''}{Dollars(amount=saved.money).text()}"
+        return text
 
     def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
         if not reasons:

@@ -67,6 +67,9 @@ class Keyed(msgspec.Struct, frozen=True):
             style=STYLE,
         ).text()
         lines = [self.failures(name, summary) for name, summary in runs if summary.failed]
+        once = self.figures.once()
+        if once:
+            lines.append(f"- {once}")
         if any(len(build) > BUILD for build in builds):
             lines += [
                 f"- agent build {name}: {self.build(build, 60)}"

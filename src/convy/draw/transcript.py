@@ -204,6 +204,9 @@ class Attempt(msgspec.Struct, frozen=True):
             facts.append(f"started {outcome.started}")
         facts.append(f"user model tokens {Tokens(usage=outcome.user_usage).text()}")
         facts.append(f"judge tokens {Tokens(usage=outcome.judge_usage).text()}")
+        if outcome.reused is not None:
+            source = outcome.reused
+            facts.append(f"verdict reused from {source.run}, attempt {source.index + 1} (no judge call)")
         return AttemptView(
             title=f"Attempt {outcome.index + 1}",
             outcome=said,
@@ -245,6 +248,7 @@ class Attempt(msgspec.Struct, frozen=True):
                 else ()
             ),
             f"agent tokens {Tokens(usage=turn.usage).text()}",
+            *(("user replayed from the baseline",) if turn.replayed else ()),
         )
         return TurnView(user=Excerpt(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)
 

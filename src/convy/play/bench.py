@@ -17,6 +17,8 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
+from convy.play.replay import Pairs
+from convy.play.reuse import Verdicts
 from convy.words import Plural, Shortened
 
 FIRST = 5
@@ -157,12 +159,16 @@ class HaltingConversation:
 
 class Bench(msgspec.Struct, frozen=True, kw_only=True):
     """An agent, the simulated user's model and a judge, already wrapped with their limits
-    (QueuedAgent, PatientModel...); `ahead` is how many attempts may be under way at once."""
+    (QueuedAgent, PatientModel...); `ahead` is how many attempts may be under way at once; `pairs`,
+    the baseline attempts whose user is replayed (`replay: user`), and `verdicts`, the decisions an
+    attempt with the same transcript reuses (told of each attempt as it ends)."""
 
     agent: Agent
     user: Model
     judge: Judge
     ahead: int = 16
+    pairs: Pairs = Pairs()
+    verdicts: Verdicts = msgspec.field(default_factory=Verdicts)
 
     async def run(
         self, attempts: Sequence[Attempt], journal: Journal, halt: FailFast | None = None
@@ -183,6 +189,7 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                     outcome = await self._outcome(attempt, agent)
                 except Halted:
                     return
+                self.verdicts.ended(outcome)
                 journal.record(outcome)
                 results[position] = outcome
                 stop.seen(outcome, len(attempts))
@@ -194,7 +201,8 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
 
     async def _outcome(self, attempt: Attempt, agent: Agent) -> Outcome:
         try:
-            return await attempt.outcome(agent, self.user, self.judge)
+            pairing = self.pairs.pairing(attempt.scenario.name, attempt.index)
+            return await attempt.outcome(agent, self.user, self.judge, pairing, self.verdicts)
         except Exception as error:  # convy's own bug in one attempt: recorded on it, the run goes on
             return Outcome(
                 scenario=attempt.scenario.name,

@@ -69,6 +69,15 @@ class Reused(Data, frozen=True, kw_only=True):
     index: int
 
 
+class Saved(Data, frozen=True, kw_only=True):
+    """What an attempt did not pay because it paid once (USD): the user-model calls its replayed
+    turns spared (`user`) and the judge call its reused verdict spared (`judge`), each the share of
+    what the attempt they came from paid for them; None is unknown, 0 nothing spared."""
+
+    user: float | None = 0.0
+    judge: float | None = 0.0
+
+
 class ClaimResult(Data, frozen=True, kw_only=True):
     """The judge's decision on one claim, with its one-sentence reason, or (`check`) the result of
     one of the scenario's deterministic checks (play/checks.py), decided without a model."""
@@ -147,6 +156,8 @@ class Outcome(Data, frozen=True, kw_only=True):
     """What the attempt cost in USD; None in folders written before prices were known."""
     reused: Reused | None = None
     """The attempt whose verdict this one reused (no judge call); None when judged afresh."""
+    saved: Saved | None = None
+    """What replayed turns and a reused verdict spared; None when nothing was replayed or reused."""
     trace_id: str = ""
     """The W3C trace id (32 hex) of the attempt: every agent request of it carried it in its
     `traceparent`; "" when trace context was off."""

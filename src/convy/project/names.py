@@ -46,6 +46,10 @@ DESCRIPTIONS: dict[str, str] = {
         "with a baseline, re-judge its dialogues of scenarios whose claims or checks changed (or all, "
         "when the judge model changed), so they are still compared"
     ),
+    "replay": (
+        "`none` (default) or `user`: with a baseline, replay its simulated user's messages while the agent "
+        "answers as it did there, and ask the user model only from the first different answer"
+    ),
     "concurrency": "conversations at once",
     "min-pass-rate": "absolute floor of the pass rate (0..1); 0 turns it off",
     "max-drop": "largest allowed drop of the pass rate versus the baseline (0..1)",
@@ -122,6 +126,7 @@ ENGINE: tuple[str, ...] = (
     "repeat",
     "max-repeat",
     "rejudge",
+    "replay",
     "concurrency",
     "min-pass-rate",
     "max-drop",

@@ -52,6 +52,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     max_repeat: Annotated[int, Meta(ge=0)] = 0
     """0: the same as `repeat` (no more attempts)."""
     rejudge: bool = True
+    replay: Literal["none", "user"] = "none"
     concurrency: Annotated[int, Meta(ge=1)] = 8
     min_pass_rate: Annotated[float, Meta(ge=0, le=1)] = 0.0
     max_drop: Annotated[float, Meta(ge=0, le=1)] = 0.05

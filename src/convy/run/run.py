@@ -9,6 +9,7 @@ import datetime
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import msgspec
@@ -32,6 +33,7 @@ from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
+from convy.run.once import Once
 from convy.store.journal import (
     Limits,
     Provenance,
@@ -80,6 +82,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         left_out: tuple[str, ...] = (),
         part: Slice = WHOLE,
         max_repeat: int = 0,
+        replay: Literal["none", "user"] = "none",
     ) -> Run:
         """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
         slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
@@ -109,6 +112,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             provenance=provenance,
             left_out=left_out + others,
             shard=shard,
+            replay=replay,
         )
         scenarios = tuple(d.scenario for d in part.chosen(declarations))
         return cls(journal=RunJournal(folder), spec=spec, scenarios=scenarios)
@@ -276,6 +280,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 )
             ),
             ahead=limits.concurrency * 2,
+        )
+        once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
+        bench = msgspec.structs.replace(
+            bench, pairs=once.pairs(), verdicts=once.verdicts(self.journal.outcomes())
         )
         async with self.kept(agent):
             with self.journal.play(self.spec, version) as appended:

@@ -78,6 +78,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 self.left_out,
                 self.part,
                 settings.max_repeat,
+                settings.replay,
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)

@@ -102,6 +102,8 @@ class RunSpec(Data, frozen=True, kw_only=True):
     """The project's scenarios this run does not play (left out by `match`, or by `shard`: the
     other shards' scenarios): "not played" in a comparison, never "removed"."""
     shard: Shard = Shard()
+    replay: Literal["none", "user"] = "none"
+    """`user`: the baseline's simulated user was replayed while the agent answered as there."""
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""
