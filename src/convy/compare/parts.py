@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
+from convy.compare.money import Money
 from convy.compare.statistics import Rate, Share, Tally, Unknown
 from convy.data import Data
 
@@ -85,3 +86,5 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
+    cost: Money = Money()
+    """What its attempts cost."""

@@ -10,6 +10,7 @@ from collections import Counter
 
 import msgspec
 
+from convy.compare.money import Costs
 from convy.compare.parts import FailingClaim, Party, Reason, ScenarioSummary, Spread
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
@@ -99,10 +100,12 @@ class ScenarioCount(msgspec.Struct):
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
     seconds: Figures = msgspec.field(default_factory=Figures)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
         self.seconds.add(outcome.seconds)
+        self.costs.add(outcome)
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
@@ -154,6 +157,7 @@ class ScenarioCount(msgspec.Struct):
             failing=failing,
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
+            cost=self.costs.money(),
         )
 
 
@@ -258,8 +262,10 @@ class Summing(msgspec.Struct):
     agent_output: Figures = msgspec.field(default_factory=Figures)
     user: Figures = msgspec.field(default_factory=Figures)
     judge: Figures = msgspec.field(default_factory=Figures)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
+        self.costs.add(outcome)
         self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):

@@ -17,7 +17,7 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
-from convy.play.price import Pricing
+from convy.play.price import UNPRICED, Pricing
 from convy.words import Plural, Shortened
 
 FIRST = 5
@@ -174,7 +174,7 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
     user: Model
     judge: Judge
     ahead: int = 16
-    pricing: Pricing = Pricing()
+    pricing: Pricing = UNPRICED
     """The prices each outcome's cost is worked out at (empty: every price unknown)."""
 
     async def run(

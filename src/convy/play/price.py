@@ -46,7 +46,8 @@ class Library(msgspec.Struct, frozen=True):
             return float(calc_price(used, name, provider_id=provider).total_price)
 
         try:
-            return Price(input=rate(SAMPLE, 0) * 1_000_000 / SAMPLE, output=rate(0, SAMPLE) * 1_000_000 / SAMPLE)
+            per = 1_000_000 / SAMPLE
+            return Price(input=rate(SAMPLE, 0) * per, output=rate(0, SAMPLE) * per)
         except LookupError:
             return None
 
@@ -110,6 +111,10 @@ class Pricing(msgspec.Struct, frozen=True, kw_only=True):
     def priced(self, outcome: Outcome) -> Outcome:
         """The outcome with its cost."""
         return msgspec.structs.replace(outcome, cost=self.cost(outcome))
+
+
+UNPRICED = Pricing()
+"""No price known: every cost unknown."""
 
 
 class Priced(msgspec.Struct, frozen=True):

@@ -27,7 +27,7 @@ from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
-from convy.play.price import Pricing
+from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
@@ -253,7 +253,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         version: str = "",
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
-        pricing: Pricing = Pricing(),
+        pricing: Pricing = UNPRICED,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows

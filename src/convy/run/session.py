@@ -13,8 +13,8 @@ from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
 from convy.play.budget import Budget
-from convy.play.price import PriceBook
 from convy.play.busy import Clock, WallClock
+from convy.play.price import PriceBook
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
