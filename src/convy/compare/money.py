@@ -41,8 +41,9 @@ class Dollars(msgspec.Struct, frozen=True):
     def text(self) -> str:
         if self.usd >= 1 or self.usd <= 0:
             return f"${self.usd:,.2f}"
-        places = max(2, 1 - math.floor(math.log10(self.usd)))
-        return f"${self.usd:.{places}f}"
+        rounded = float(f"{self.usd:.2g}")
+        places = max(2, 1 - math.floor(math.log10(rounded)))
+        return f"${rounded:.{places}f}"
 
 
 class Costs(msgspec.Struct):
