@@ -13,7 +13,7 @@ BUDGET = "budget"
 """The cause a budget stop records in run.json."""
 
 
-class Spent:
+class Paid:
     """The known cost of each attempt ended so far, in USD (its parts of unknown price left out)."""
 
     def __init__(self) -> None:
@@ -40,7 +40,7 @@ class Budget:
     def __init__(self, usd: float, then: Halt) -> None:
         self.usd = usd
         self.then = then
-        self.spent = Spent()
+        self.spent = Paid()
         self.reached = False
 
     @property
