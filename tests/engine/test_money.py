@@ -91,6 +91,8 @@ def test_each_attempt_costs_its_tokens_at_the_given_prices(tmp_path: Path) -> No
     comment = (folder / "comment.md").read_text()
     assert "| cost " in comment and shown in comment and "≥" not in comment
     assert shown in done.stdout
+    report = (folder / "report.html").read_text()
+    assert ">Cost</th>" in report and f">{shown}<" in report, "one scenario: its cost is the run's"
 
 
 def test_a_model_of_unknown_price_costs_unknown_never_0(tmp_path: Path) -> None:
@@ -371,3 +373,24 @@ def test_the_action_s_dry_run_estimate_plays_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "estimate for 'support'" in done.stdout and "cost" in done.stdout
     assert len(list((tmp_path / "results" / "support").iterdir())) == 1, "no new run folder"
+
+
+def test_the_budget_counts_what_ended_plus_a_median_attempt() -> None:
+    from convy.play.bench import FailFast
+    from convy.play.budget import Budget
+
+    def ended(cost: Cost | None) -> Outcome:
+        held = Verdict(holds=True, claims=())
+        return Outcome(
+            scenario="s", index=0, fingerprint="f", turns=(), seconds=0.0, decision=held, cost=cost
+        )
+
+    budget = Budget(1.0, FailFast(0))
+    assert budget.cause == "", "nothing ended yet: the first attempts start"
+    budget.seen(ended(Cost(user=0.2, judge=0.2, agent=None)), 10)
+    assert budget.cause == "", "0.4 spent + 0.4 median is within 1.0"
+    budget.seen(ended(None), 10)  # unknown: counts as nothing known
+    assert budget.cause == ""
+    budget.seen(ended(Cost(user=0.5, judge=0.0)), 10)
+    assert budget.cause == "budget", "0.9 spent + 0.4 median passes 1.0"
+    assert Budget(0.0, FailFast(0)).cause == "", "0 is no budget"
