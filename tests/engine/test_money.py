@@ -394,3 +394,16 @@ def test_the_budget_counts_what_ended_plus_a_median_attempt() -> None:
     budget.seen(ended(Cost(user=0.5, judge=0.0)), 10)
     assert budget.cause == "budget", "0.9 spent + 0.4 median passes 1.0"
     assert Budget(0.0, FailFast(0)).cause == "", "0 is no budget"
+
+
+def test_a_resumed_run_s_earlier_attempts_count_toward_the_budget() -> None:
+    from convy.play.bench import FailFast
+    from convy.play.budget import Budget
+
+    held = Verdict(holds=True, claims=())
+    before = Outcome(
+        scenario="s", index=0, fingerprint="f", turns=(), seconds=0.0, decision=held, cost=Cost(user=0.6)
+    )
+    fail_fast = FailFast(1)
+    budget = Budget(1.0, fail_fast).earlier([before])
+    assert budget.cause == "budget" and fail_fast.ended == [], "fail-fast never sees earlier attempts"

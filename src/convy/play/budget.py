@@ -5,6 +5,7 @@ in flight finish (DESIGN §14.2)."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 
 from convy.play.bench import Halt
 from convy.play.outcome import Outcome
@@ -50,6 +51,12 @@ class Budget:
         if not self.reached and self.usd > 0 and self.spent.costs:
             self.reached = self.spent.total + self.spent.median() > self.usd
         return BUDGET if self.reached else ""
+
+    def earlier(self, outcomes: Iterable[Outcome]) -> Budget:
+        """The attempts a resumed run folder holds already, counted as spent (not shown to `then`)."""
+        for outcome in outcomes:
+            self.spent.add(outcome)
+        return self
 
     def seen(self, outcome: Outcome, total: int) -> None:
         self.then.seen(outcome, total)
