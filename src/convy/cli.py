@@ -1,5 +1,5 @@
-"""The convy command: init, run, resume, report, compare, export, merge — the only place that prints
-and picks exit codes."""
+"""The convy command: init, run, resume, report, compare, export, merge, estimate — the only place
+that prints and picks exit codes."""
 
 from __future__ import annotations
 
@@ -79,6 +79,11 @@ class Command:
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
         Flags(REVIEW).add_to(merge)
+        estimate = commands.add_parser(
+            "estimate", help="the run's expected model calls, tokens and cost, from a baseline; no request"
+        )
+        Flags(ENGINE).add_to(estimate)
+        estimate.add_argument("--baseline", default="", metavar="RUN", help="a run folder of the project")
         export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
@@ -100,6 +105,8 @@ class Command:
                     return self.export(arguments)
                 case "merge":
                     return self.merge(arguments)
+                case "estimate":
+                    return self.estimate(arguments)
         except ConfigurationError as error:
             self._err.write(f"convy: configuration error: {Untrusted(text=str(error)).logged()}\n")
             return EXIT_CONFIG
@@ -324,6 +331,18 @@ class Command:
         merged = Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
         self._out.write(f"convy: merged {len(runs)} shards into {target} ({merged.file.status})\n")
         return self.reviewed(target, Path(arguments.baseline) if arguments.baseline else None, settings)
+
+    def estimate(self, arguments: argparse.Namespace) -> int:
+        from convy.compare.comparison import NoBaseline
+        from convy.run.assembly import Project
+        from convy.run.estimate import Estimating
+
+        sources = Sources(Flags(ENGINE).given(arguments), self._environ, Path.cwd())
+        project = Project(sources.settings(), sources, self._environ)
+        baseline = arguments.baseline
+        before = self.stored(Path(baseline), baseline) if baseline else NoBaseline(why="no baseline given")
+        self._out.write("\n".join(Estimating(project, before).estimate().lines()) + "\n")
+        return EXIT_PASS
 
     def export(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
+from convy.compare.money import Money
 from convy.compare.statistics import Rate, Share, Tally, Unknown
 from convy.data import Data
 
@@ -113,3 +114,5 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     unheld: tuple[Traced, ...] = ()
     """The first attempts (at most UNHELD) that did not hold — failed by the agent or a claim —
     as their trace links name them."""
+    cost: Money = Money()
+    """What its attempts cost."""

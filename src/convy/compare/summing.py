@@ -11,6 +11,7 @@ from collections import Counter
 
 import msgspec
 
+from convy.compare.money import Costs
 from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, Savings, ScenarioSummary, Spread, Traced
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
@@ -101,10 +102,12 @@ class ScenarioCount(msgspec.Struct):
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
     seconds: Figures = msgspec.field(default_factory=Figures)
     unheld: list[Traced] = msgspec.field(default_factory=list)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
         self.seconds.add(outcome.seconds)
+        self.costs.add(outcome)
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
@@ -167,6 +170,7 @@ class ScenarioCount(msgspec.Struct):
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
             unheld=tuple(sorted(self.unheld, key=lambda traced: traced.index)),
+            cost=self.costs.money(),
         )
 
 
@@ -297,8 +301,10 @@ class Summing(msgspec.Struct):
     user: Figures = msgspec.field(default_factory=Figures)
     judge: Figures = msgspec.field(default_factory=Figures)
     spared: Spared = msgspec.field(default_factory=Spared)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
+        self.costs.add(outcome)
         self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
         self.spared.add(outcome)
         match outcome.decision:

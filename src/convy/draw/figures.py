@@ -110,7 +110,12 @@ class Figures(msgspec.Struct, frozen=True):
         line, the same build of the agent for different commits, the baseline's scenarios re-judged."""
         now = self.comparison.now
         notes: list[str] = []
-        if now.stopped and now.attempts < now.expected:
+        if now.over_budget:
+            notes.append(
+                f"stopped: {now.stop()}: {now.attempts} of "
+                f"{Plural(now.expected, 'attempt').text()} were played; the verdict is never a pass"
+            )
+        elif now.stopped and now.attempts < now.expected:
             notes.append(
                 f"fail-fast stopped the run: {now.attempts} of "
                 f"{Plural(now.expected, 'attempt').text()} were played; "
@@ -185,6 +190,7 @@ class Figures(msgspec.Struct, frozen=True):
             f"{summary.tally.judged - summary.failed_attempts} of {summary.attempts}",
             f"{summary.no_verdict_attempts} ({summary.no_verdict_share.text()})",
             self.counted(summary.failed_attempts, summary.failed),
+            summary.cost.text(),
         )
 
     def labels(self) -> tuple[str, ...]:
@@ -194,6 +200,7 @@ class Figures(msgspec.Struct, frozen=True):
             "attempts judged",
             "attempts without verdict",
             "attempts failed by the agent",
+            "cost",
         )
 
     def build(self, summary: Summary) -> str:
@@ -211,7 +218,7 @@ class Figures(msgspec.Struct, frozen=True):
                     rows.append(("agent build", self.build(comparison.now)))
                 headers: tuple[str, ...] = ("", "now")
             case Summary() as baseline:
-                changes = (self.points(), "", "", "", "")
+                changes = (self.points(), "", "", "", "", "")
                 before = self.column(baseline)
                 rows = list(zip(self.labels(), now, before, changes, strict=True))
                 if comparison.now.agent_version or baseline.agent_version:

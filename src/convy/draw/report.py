@@ -143,11 +143,12 @@ class Report(msgspec.Struct, frozen=True):
                 "Failed",
                 "No verdict",
                 "Median time",
+                "Cost",
             ),
             rows=tuple(self.row(c) for c in self.summary.scenarios),
             statuses=RESULTS,
             empty="No scenario matches the filter.",
-            numeric=(2, 3, 4, 5, 6, 7),
+            numeric=(2, 3, 4, 5, 6, 7, 8),
         )
 
     def row(self, c: ScenarioSummary) -> Row:
@@ -163,6 +164,7 @@ class Report(msgspec.Struct, frozen=True):
                 Cell(text=f"{c.failed}", tone="bad" if c.failed else "plain"),
                 Cell(text=f"{c.no_verdict}", tone="warn" if c.no_verdict else "plain"),
                 Cell(text=Figure(spread=c.seconds, unit="s").median()),
+                Cell(text=c.cost.text()),
             ),
             status=result.status(),
             search=f"{c.name} {c.file} {result.label()} {claims}",

@@ -17,6 +17,7 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
+from convy.play.price import UNPRICED, Pricing
 from convy.play.replay import Pairs
 from convy.play.reuse import Verdicts
 from convy.words import Plural, Shortened
@@ -29,6 +30,16 @@ class Journal(Protocol):
     """Where a bench puts each attempt the moment it ends."""
 
     def record(self, outcome: Outcome) -> None: ...
+
+
+class Halt(Protocol):
+    """What stops a run early: asked before each attempt starts (`cause` empty: go on), told of
+    each attempt that ended. FailFast, and Budget (play/budget.py) around it."""
+
+    @property
+    def cause(self) -> str: ...
+
+    def seen(self, outcome: Outcome, total: int) -> None: ...
 
 
 class Mistake(msgspec.Struct, frozen=True):
@@ -126,7 +137,7 @@ class Halting:
     """The same agent, whose conversations do not open once `stop` has a cause: an attempt that was
     waiting for a place (QueuedAgent) when the run stopped never talks to the agent or the models."""
 
-    def __init__(self, agent: Agent, stop: FailFast) -> None:
+    def __init__(self, agent: Agent, stop: Halt) -> None:
         self._agent = agent
         self._stop = stop
 
@@ -137,7 +148,7 @@ class Halting:
 class HaltingConversation:
     """A conversation that, once open, closes again at once and raises Halted when the run stopped."""
 
-    def __init__(self, conversation: Conversation, stop: FailFast) -> None:
+    def __init__(self, conversation: Conversation, stop: Halt) -> None:
         self._conversation = conversation
         self._stop = stop
 
@@ -169,15 +180,17 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
     ahead: int = 16
     pairs: Pairs = Pairs()
     verdicts: Verdicts = msgspec.field(default_factory=Verdicts)
+    pricing: Pricing = UNPRICED
+    """The prices each outcome's cost is worked out at (empty: every price unknown)."""
 
     async def run(
-        self, attempts: Sequence[Attempt], journal: Journal, halt: FailFast | None = None
+        self, attempts: Sequence[Attempt], journal: Journal, halt: Halt | None = None
     ) -> tuple[Outcome, ...]:
-        """Play every attempt; one that breaks never stops the others. With `halt`, no attempt
-        starts once it has a cause; those under way finish."""
+        """Play every attempt, each priced as it ends; one that breaks never stops the others.
+        With `halt`, no attempt starts once it has a cause; those under way finish."""
         results: list[Outcome | None] = [None] * len(attempts)
         room = asyncio.Semaphore(self.ahead)
-        stop = halt or FailFast(0)
+        stop: Halt = halt or FailFast(0)
 
         agent = Halting(self.agent, stop)
 
@@ -186,7 +199,7 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                 if stop.cause:
                     return
                 try:
-                    outcome = await self._outcome(attempt, agent)
+                    outcome = self.pricing.priced(await self._outcome(attempt, agent))
                 except Halted:
                     return
                 self.verdicts.ended(outcome)

@@ -57,6 +57,14 @@ DESCRIPTIONS: dict[str, str] = {
     "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
     "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
     "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
+    "budget": (
+        "most USD the run may spend on its models: no attempt starts once the cost so far plus an "
+        "attempt's median would pass it; 0 is no budget"
+    ),
+    "prices": (
+        "model prices over the price library's, as JSON text: "
+        '`{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}` (USD per million tokens)'
+    ),
     "results": "where run folders go, relative to the project",
     "agent-version-url": "a URL (GET, with the agent's headers) whose answer names the agent's build",
     "agent-version-path": "the dotted path of the build in agent-version-url's JSON answer",
@@ -98,6 +106,10 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
     "dry-run": "play, compare and render, but upload and post nothing",
+    "estimate": (
+        "with dry-run: print the run's expected model calls, tokens and cost from the baseline, "
+        "play nothing"
+    ),
     "demo": "play the bundled example project against a built-in demo agent, without keys or network",
 }
 # The settings of the engine (convy run); the others belong to the action.
@@ -134,6 +146,8 @@ ENGINE: tuple[str, ...] = (
     "max-no-verdict",
     "max-failed",
     "fail-fast",
+    "budget",
+    "prices",
     "results",
     "agent-version-url",
     "agent-version-path",
@@ -159,6 +173,7 @@ ACTION: tuple[str, ...] = (
     "merge",
     "github-token",
     "dry-run",
+    "estimate",
     "demo",
 )
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).

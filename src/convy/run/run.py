@@ -22,12 +22,13 @@ from convy.compare.summary import Summary
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
-from convy.play.bench import Bench, FailFast, Journal
+from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
@@ -239,7 +240,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         agent: Agent,
         models: Models,
         watch: Journal,
-        halt: FailFast | None = None,
+        halt: Halt | None = None,
         version: str = "",
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
@@ -252,10 +253,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         agent: Agent,
         models: Models,
         watch: Callable[[Run, int], Journal],
-        halt: FailFast | None = None,
+        halt: Halt | None = None,
         version: str = "",
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
+        pricing: Pricing = UNPRICED,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
@@ -264,7 +266,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
         recorded in run.json. Then, unless stopped, with a baseline: its attempts of the scenarios
         whose claims, checks or judge changed judged again (`rejudge`), and with adaptive repeats
-        the further attempts of the scenarios the rule finds unclear."""
+        the further attempts of the scenarios the rule finds unclear. Each attempt is priced at
+        `pricing` as it ends."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -280,6 +283,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 )
             ),
             ahead=limits.concurrency * 2,
+            pricing=pricing,
         )
         once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
         bench = msgspec.structs.replace(
