@@ -72,7 +72,7 @@ class ReadRuns:
                 from convy.draw.report import ComparisonPage, Report
 
                 html = Report(now_summary, now.outcomes(), decision).html()
-                html += ComparisonPage(comparison, decision).html()
+                html += ComparisonPage(comparison, decision, now.outcomes(), before.outcomes()).html()
             except ModuleNotFoundError as error:
                 html = ""
                 seconds["html"] = f"n/a ({error})"

@@ -10,8 +10,10 @@ only (plus msgspec for JSON), so the servers add about a millisecond at most to 
 The model server answers a request with `response_format` `json_schema` or `json_object` as the
 judge: one decision per claim, the count read from the judge's request (`Claims (N):`), a graded
 claim given its first passing grade. Any other request is the simulated user: plain text, never
-FINISHED, so every attempt plays max_turns turns. Prompt tokens are estimated from the messages'
-lengths (4 characters a token, plus 4 a message) and reported in `usage`.
+FINISHED, so every attempt plays max_turns turns, each message numbered by the request (every
+transcript differs, so no verdict is reused and every attempt is judged). Prompt tokens are
+estimated from the messages' lengths (4 characters a token, plus 4 a message) and reported in
+`usage`.
 
 The benchmark's side of them is at the end: LatencyServers, this process as the benchmark starts,
 asks and stops it, and Certificates, the CA and the server certificate of the HTTPS workload."""
@@ -280,7 +282,8 @@ class Server:
             decisions = JudgeRequest(content).decisions()
             return "judge", Completion(model, msgspec.json.encode({"decisions": decisions}).decode(), prompt)
         turn = (len(messages) - 1) // 2 + 1
-        return "user", Completion(model, f"Message {turn}: {WORDS}", prompt)
+        serial = self._counts.requests
+        return "user", Completion(model, f"Message {turn} (#{serial}): {WORDS}", prompt)
 
 
 class Report:

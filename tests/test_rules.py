@@ -7,7 +7,17 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PRINTING = {"convy/cli.py", "convy_action/action.py", "convy_action/__main__.py"}
-ACCUMULATORS = {"Spent", "Figures", "ClaimCount", "ScenarioCount", "Summing", "Said", "Blame"}
+ACCUMULATORS = {
+    "Spent",
+    "Figures",
+    "ClaimCount",
+    "ScenarioCount",
+    "Summing",
+    "Said",
+    "Blame",
+    "Spared",
+    "Costs",
+}
 """Structs that add up figures while attempts stream past: they change inside, never leave it."""
 
 

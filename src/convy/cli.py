@@ -1,5 +1,5 @@
-"""The convy command: init, run, resume, report, compare, export, merge — the only place that prints
-and picks exit codes."""
+"""The convy command: init, run, resume, report, compare, export, merge, estimate — the only place
+that prints and picks exit codes."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
+REVIEW = (*GATE, "trace-url")
+"""The settings `convy compare` and `convy merge` take as flags."""
 
 
 class Command:
@@ -63,11 +65,11 @@ class Command:
         report.add_argument(
             "runs", nargs="*", metavar="RUN", help="run folders (default: every run under results/)"
         )
-        Flags(("project", "results")).add_to(report)
+        Flags(("project", "results", "trace-url")).add_to(report)
         compare = commands.add_parser("compare", help="compare a run with a baseline run and gate it")
         compare.add_argument("run_folder", metavar="RUN")
         compare.add_argument("baseline", metavar="BASELINE")
-        Flags(GATE).add_to(compare)
+        Flags(REVIEW).add_to(compare)
         merge = commands.add_parser(
             "merge", help="merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it"
         )
@@ -76,7 +78,12 @@ class Command:
         merge.add_argument(
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
-        Flags(GATE).add_to(merge)
+        Flags(REVIEW).add_to(merge)
+        estimate = commands.add_parser(
+            "estimate", help="the run's expected model calls, tokens and cost, from a baseline; no request"
+        )
+        Flags(ENGINE).add_to(estimate)
+        estimate.add_argument("--baseline", default="", metavar="RUN", help="a run folder of the project")
         export = commands.add_parser(
             "export", help="write a run's tables as CSV and JSON Lines, or send it to OpenTelemetry"
         )
@@ -106,6 +113,8 @@ class Command:
                     return self.export(arguments)
                 case "merge":
                     return self.merge(arguments)
+                case "estimate":
+                    return self.estimate(arguments)
         except ConfigurationError as error:
             self._err.write(f"convy: configuration error: {Untrusted(text=str(error)).logged()}\n")
             return EXIT_CONFIG
@@ -280,17 +289,22 @@ class Command:
         return reviewed.decision.exit_code
 
     def compare(self, arguments: argparse.Namespace) -> int:
-        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        sources = Sources(Flags(REVIEW).given(arguments), self._environ, Path.cwd())
         return self.reviewed(Path(arguments.run_folder), Path(arguments.baseline), sources.settings())
 
     def report(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed
+        from convy.draw.links import TraceLink
         from convy.draw.report import Index, Report
+        from convy.project.traceurl import TraceUrl
         from convy.store.atomic import AtomicFile
         from convy.store.runs import Runs
 
-        sources = Sources(Flags(("project", "results")).given(arguments), self._environ, Path.cwd())
+        sources = Sources(
+            Flags(("project", "results", "trace-url")).given(arguments), self._environ, Path.cwd()
+        )
         settings = sources.settings()
+        trace = TraceLink(TraceUrl(settings.trace_url).checked())
         results = (Path.cwd() / settings.project / settings.results).resolve()
         every = Runs(results)
         broken = every.broken()
@@ -306,7 +320,7 @@ class Command:
         for folder in chosen:
             run, summary = read.get(folder) or self.summed(folder)
             self.damaged(folder, run.damage())
-            AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None).html())
+            AtomicFile(folder / "report.html").write_text(Report(summary, run.outcomes(), None, trace).html())
             self._out.write(f"convy: wrote {folder / 'report.html'}\n")
         if results.is_dir():
             index = results / "index.html"
@@ -317,7 +331,7 @@ class Command:
     def merge(self, arguments: argparse.Namespace) -> int:
         from convy.store.merged import Shards
 
-        sources = Sources(Flags(GATE).given(arguments), self._environ, Path.cwd())
+        sources = Sources(Flags(REVIEW).given(arguments), self._environ, Path.cwd())
         settings = sources.settings()
         folders = [Path(folder) for folder in arguments.runs]
         runs = tuple(self.stored(folder, str(folder)) for folder in folders)
@@ -325,6 +339,18 @@ class Command:
         merged = Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
         self._out.write(f"convy: merged {len(runs)} shards into {target} ({merged.file.status})\n")
         return self.reviewed(target, Path(arguments.baseline) if arguments.baseline else None, settings)
+
+    def estimate(self, arguments: argparse.Namespace) -> int:
+        from convy.compare.comparison import NoBaseline
+        from convy.run.assembly import Project
+        from convy.run.estimate import Estimating
+
+        sources = Sources(Flags(ENGINE).given(arguments), self._environ, Path.cwd())
+        project = Project(sources.settings(), sources, self._environ)
+        baseline = arguments.baseline
+        before = self.stored(Path(baseline), baseline) if baseline else NoBaseline(why="no baseline given")
+        self._out.write("\n".join(Estimating(project, before).estimate().lines()) + "\n")
+        return EXIT_PASS
 
     def export(self, arguments: argparse.Namespace) -> int:
         from convy.compare.summary import Summed

@@ -20,6 +20,7 @@ from convy.errors import ConfigurationError
 from convy.project.shard import Slice
 from convy.run.assembly import Project
 from convy.run.session import Session
+from convy_action.baseline.readable import Looked
 from convy_action.baseline.search import Search
 from convy_action.github.retries import PATIENT, Retries
 from convy_action.github.services import Services
@@ -122,6 +123,8 @@ class Action:
                 scratch=scratch,
                 log=log,
             ).looked(name.text)
+            if settings.estimate and prepared is not None:
+                return self.estimated(project, looked)
             where = Where(settings=settings, context=context, event=event, services=services, log=log)
             shelf = where.shelf(ShardName(name.text, part).text)
             ending, gated = Ending(context, log), Gated(looked, settings, log)
@@ -144,3 +147,11 @@ class Action:
                 return ending.sharded(reviewed, shelf, part)
             return ending.reported(reviewed, shelf, where.box(prepared.name, reviewed), project)
         return EXIT_CONFIG
+
+    def estimated(self, project: Project, looked: Looked) -> int:
+        """`estimate`: the run's expected model calls, tokens and cost in the log; nothing played."""
+        from convy.run.estimate import Estimating
+
+        for line in Estimating(project, looked.baseline).estimate().lines():
+            self._log.line(Untrusted(text=line).logged())
+        return 0

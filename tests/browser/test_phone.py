@@ -107,7 +107,7 @@ def run(results: dict[str, list[bool | None | str]], folder: str) -> tuple[Summa
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("phone")
-    before, _ = run(
+    before, earlier = run(
         {**RESULTS, LONG: [True, True, True], "gone-from-the-suite": [True]},
         "results/s/20261101T000000Z-aaaa",
     )
@@ -116,7 +116,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     decision = Gate().decision(comparison)
     written = {
         "report": Report(now, outcomes, decision).html(),
-        "comparison": ComparisonPage(comparison, decision).html(),
+        "comparison": ComparisonPage(comparison, decision, outcomes, earlier).html(),
         "index": Index((before, now)).html(),
     }
     for name, html in written.items():

@@ -138,7 +138,9 @@ class Judge:
 def test_unclear_scenarios_get_attempts_up_to_max_repeat_against_a_baseline(tmp_path: Path) -> None:
     folder = project(tmp_path)
     with AgentServer() as agent, ModelServer(Judge()) as models:
-        common = ("--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key", "sk-test-key-1")
+        # numbered answers: every attempt's transcript differs, so each is judged (none reused)
+        numbered = f"{agent.url}/numbered"
+        common = ("--agent-url", numbered, "--model-url", models.url, "--model-key", "sk-test-key-1")
         first = convy("run", *common, "--judge-model", "j", "--max-repeat", "6", cwd=folder)
         assert first.returncode == 0, first.stderr
         baseline = next((folder / "results" / "agent").iterdir())

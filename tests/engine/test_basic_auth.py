@@ -19,7 +19,9 @@ def test_a_url_password_and_its_basic_form_are_masked_everywhere(tmp_path: Path)
     (tmp_path / "scenarios" / "s.yaml").write_text("name: s\nturns: [hi]\nchecks: [{contains: x}]\n")
     with AgentServer() as agent:
         url = agent.url.replace("http://", f"http://{PAIR}@") + "/echo-headers"
-        done = convy("run", "--agent-url", url, "--repeat", "1", cwd=tmp_path)
+        # without a traceparent, the authorization header falls within the 300 characters of the
+        # agent's message that are kept, so its masked form can be seen there
+        done = convy("run", "--agent-url", url, "--repeat", "1", "--trace-context=false", cwd=tmp_path)
     basic = base64.b64encode(PAIR.encode()).decode()
     assert agent.requests and agent.requests[0].headers["authorization"] == f"Basic {basic}"
     [line] = lines(only_run(tmp_path / "results"))

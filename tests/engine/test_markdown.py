@@ -176,8 +176,10 @@ def hrefs(text: str) -> list[str]:
 
 
 def scenario_links(text: str) -> list[str]:
-    """The comment's links to a scenario's place in the report page."""
-    return [h for h in hrefs(text) if h.startswith(f"{PAGES.report_page}#scenario-")]
+    """The comment's links to a scenario's place in the report page or, for a scenario that
+    changed, in the comparison page's side by side."""
+    places = (f"{PAGES.report_page}#scenario-", f"{PAGES.comparison_page}#diff-scenario-")
+    return [h for h in hrefs(text) if h.startswith(places)]
 
 
 def assert_inert(text: str) -> None:
@@ -187,7 +189,9 @@ def assert_inert(text: str) -> None:
         if token.type in ("html_inline", "html_block"):
             assert token.content.strip() in allowed, token.content
         assert token.type not in ("image", "autolink"), token
-    scenario = re.escape(PAGES.report_page) + r"#scenario-[a-z0-9-]+"
+    scenario = (
+        f"(?:{re.escape(PAGES.report_page)}#|{re.escape(PAGES.comparison_page)}#diff-)scenario-[a-z0-9-]+"
+    )
     ours_only = {PAGES.report, PAGES.run, PAGES.report_page, PAGES.comparison_page}
     assert all(re.fullmatch(scenario, h) or h in ours_only for h in hrefs(text)), hrefs(text)
     assert text.count("<details>") == text.count("</details>") >= 2
@@ -238,8 +242,8 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
     ]
     assert order == sorted(order)
     assert scenario_links(text) == [
-        f"{PAGES.report_page}#{Anchor('refund').id()}",
-        f"{PAGES.report_page}#{Anchor('address').id()}",
+        f"{PAGES.comparison_page}#{Anchor('refund').diff()}",
+        f"{PAGES.comparison_page}#{Anchor('address').diff()}",
     ]
     local = comment(*A_DROP, Gate(alpha=0.25), links=Links())
     assert hrefs(local) == [], "nothing uploaded (a local run): no link, and never a relative one"
@@ -271,13 +275,26 @@ def test_a_flaky_attempt_under_a_passing_gate_is_listed_collapsed_as_lower() -> 
     assert "1 of 3 held, 3 of 3 in the baseline (p = 0.2, lower)" in collapsed
 
 
-def test_the_regression_links_find_their_row_in_the_report() -> None:
-    from convy.draw.report import Report
+def test_the_regression_links_find_their_side_by_side_in_the_comparison_page() -> None:
+    from convy.draw.report import ComparisonPage
     from tests.engine.test_report import parsed
 
     text = comment(*A_DROP, Gate(alpha=0.25), links=PAGES)
     (link, *_) = hrefs(text)
-    assert link.startswith(f"{PAGES.report_page}#scenario-")
+    assert link == f"{PAGES.comparison_page}#diff-{Anchor('refund').id()}"
+    page = parsed(ComparisonPage(*judged(*A_DROP, Gate(alpha=0.25))).html())
+    block = page.by_id(link.split("#", 1)[1])
+    assert block.tag == "details" and block.all("span", "name")[0].text() == "refund"
+
+
+def test_without_a_comparison_page_the_regression_links_find_their_row_in_the_report() -> None:
+    from convy.draw.report import Report
+    from tests.engine.test_report import parsed
+
+    links = Links(report=PAGES.report, run=PAGES.run, report_page=PAGES.report_page)
+    text = comment(*A_DROP, Gate(alpha=0.25), links=links)
+    (link, *_) = hrefs(text)
+    assert link == f"{PAGES.report_page}#{Anchor('refund').id()}"
     page = parsed(Report(A_DROP[0], (), None).html())
     window = page.by_id(link.split("#", 1)[1])
     assert window.tag == "details" and window.all("span", "name")[0].text() == "refund"

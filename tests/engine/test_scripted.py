@@ -85,15 +85,17 @@ def test_a_script_with_checks_and_no_brief_asks_no_model_and_says_each_turn_once
         assert [t["user"] for t in attempt["turns"]] == ["Where is order 4411?", "I want a refund."]  # type: ignore[index]
 
 
-def test_a_script_with_claims_asks_only_the_judge_once_per_attempt(tmp_path: Path) -> None:
+def test_a_script_with_claims_asks_only_the_judge_once_per_transcript(tmp_path: Path) -> None:
     text = "turns: [Hello, Where is my order]\nclaims: [The agent answers.]\nchecks: [{contains: order}]\n"
     folder = project(tmp_path, ("judged", text))
     with AgentServer() as agent, ModelServer(judged) as models:
         done = run(folder, agent, models, "--user-model", "m", "--repeat", "3")
         requests = list(models.requests)
     assert done.returncode == 0, done.stderr
-    assert len(requests) == 3 and all(r.get("response_format") for r in requests), "judge calls only"
-    decision = lines(only_run(folder / "results"))[0]["decision"]
+    assert len(requests) == 1 and all(r.get("response_format") for r in requests), "judge calls only"
+    played = lines(only_run(folder / "results"))
+    assert sum(line["reused"] is None for line in played) == 1, "3 attempts, one transcript: one verdict"
+    decision = played[0]["decision"]
     assert isinstance(decision, dict)
     assert [c["claim"] for c in decision["claims"]] == ["The agent answers.", "contains 'order'"]
 

@@ -80,6 +80,8 @@ class AgentServer:
     requests: list[Seen] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
     processed: Counter[str] = field(default_factory=Counter)
+    numbered: int = 0
+    """Answers of `/numbered` so far: each is numbered, so no two transcripts are the same."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -157,6 +159,11 @@ class AgentServer:
                 return self.completion(request, f"echo: {latest}", usage="full")
             case ["status", code]:
                 return int(code), JSON, json.dumps({"error": f"status {code}"}).encode()
+            case ["numbered"]:
+                with self._lock:
+                    self.numbered += 1
+                    number = self.numbered
+                return self.completion(request, f"echo {number}: {latest}", usage="full")
             case ["jitter"]:
                 self._stopping.wait(random.uniform(0.0, 0.04))
                 return self.completion(request, f"echo: {latest}", usage="full")

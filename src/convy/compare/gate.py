@@ -100,11 +100,20 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     def decision(self, comparison: Comparison) -> GateDecision:
-        """The verdict; when fail-fast stopped the run, its cause ends the explanation."""
+        """The verdict; when fail-fast stopped the run, its cause ends the explanation. A run the
+        budget stopped is inconclusive (rule `budget`) unless it fails on what was played: it is
+        never a pass."""
         decision = self.decided_on(comparison)
         stopped = comparison.now.stopped
         if not stopped:
             return decision
+        if comparison.now.over_budget:
+            told = f"stopped: {comparison.now.stop()}"
+            if decision.verdict == "fail":
+                return msgspec.structs.replace(decision, explanation=f"{decision.explanation}; {told}")
+            return self.decided(
+                "inconclusive", "budget", f"{told}; on what was played: {decision.explanation}"
+            )
         return msgspec.structs.replace(
             decision, explanation=f"{decision.explanation}; fail-fast stopped the run: {stopped}", cause=""
         )

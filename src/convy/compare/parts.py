@@ -1,12 +1,13 @@
 """The parts a run's Summary is made of: Spread (how a time or token figure spread over the
 attempts), Reason (attempts ended for one reason), Party (whose fault the attempts that did not hold
-are), FailingClaim, ScenarioSummary (one scenario summed up) and Rejudging (what re-judging a
-baseline took)."""
+are), FailingClaim, ScenarioSummary (one scenario summed up), Rejudging (what re-judging a
+baseline took) and Savings (what reused verdicts and replayed turns spared)."""
 
 from __future__ import annotations
 
 import msgspec
 
+from convy.compare.money import Money
 from convy.compare.statistics import Rate, Share, Tally, Unknown
 from convy.data import Data
 
@@ -57,6 +58,19 @@ class FailingClaim(Data, frozen=True, kw_only=True):
     check: bool = False
 
 
+UNHELD = 3
+"""The attempts that did not hold a scenario's summary names (for their trace links)."""
+
+
+class Traced(Data, frozen=True, kw_only=True):
+    """An attempt as its trace link names it: its index, its W3C trace id ("" none sent) and the
+    conversation id the agent saw."""
+
+    index: int
+    trace_id: str = ""
+    conversation: str = ""
+
+
 class Rejudging(Data, frozen=True, kw_only=True):
     """What re-judging a baseline took: the scenarios and attempts judged again with today's claims,
     checks and judge, and the judge's tokens for it (None: unknown, no call reported them)."""
@@ -64,6 +78,18 @@ class Rejudging(Data, frozen=True, kw_only=True):
     scenarios: int = 0
     attempts: int = 0
     judge_tokens: int | None = None
+
+
+class Savings(Data, frozen=True, kw_only=True):
+    """What a run did not pay because it paid once: verdicts reused (no judge call), turns whose
+    user message was replayed from the baseline (no user-model call), and what those calls cost
+    where they were first paid (USD; `unknown` when part of it is not known, so it is at least
+    `money`)."""
+
+    verdicts: int = 0
+    turns: int = 0
+    money: float = 0.0
+    unknown: bool = False
 
 
 class ScenarioSummary(Data, frozen=True, kw_only=True):
@@ -85,3 +111,8 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
+    unheld: tuple[Traced, ...] = ()
+    """The first attempts (at most UNHELD) that did not hold — failed by the agent or a claim —
+    as their trace links name them."""
+    cost: Money = Money()
+    """What its attempts cost."""

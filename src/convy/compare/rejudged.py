@@ -4,9 +4,12 @@ run recorded (rejudged.jsonl), so they are compared (`rejudged`) instead of left
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 
 from convy.compare.summary import Summed
+from convy.play.outcome import Outcome
 from convy.store.journal import Rejudged, RunSpec, ScenarioEntry
 from convy.store.runs import StoredRun
 
@@ -22,9 +25,7 @@ class Rejudgement(msgspec.Struct, frozen=True):
     def summed(self) -> Summed:
         """The baseline to sum up: re-judged scenarios with today's fingerprint and attempts."""
         today = {entry.name: entry for entry in self.now.scenarios}
-        names = frozenset(
-            record.outcome.scenario for record in self.records if record.outcome.scenario in today
-        )
+        names = self.names()
         if not names:
             return Summed.of(self.baseline)
         spec = self.baseline.file.spec
@@ -34,9 +35,21 @@ class Rejudgement(msgspec.Struct, frozen=True):
         file = msgspec.structs.replace(
             self.baseline.file, spec=msgspec.structs.replace(spec, scenarios=entries)
         )
-        kept = (o for o in self.baseline.outcomes() if o.scenario not in names)
-        again = tuple(record.outcome for record in self.records if record.outcome.scenario in names)
-        return Summed(file, str(self.baseline.folder), (*kept, *again), self.baseline.torn(), names)
+        return Summed(file, str(self.baseline.folder), self.outcomes(), self.baseline.torn(), names)
+
+    def outcomes(self) -> Iterator[Outcome]:
+        """The baseline's attempts as the comparison uses them, streamed: its own, but the
+        re-judged ones in place of its attempts of the scenarios re-judged."""
+        names = self.names()
+        yield from (o for o in self.baseline.outcomes() if o.scenario not in names)
+        yield from (record.outcome for record in self.records if record.outcome.scenario in names)
+
+    def names(self) -> frozenset[str]:
+        """The scenarios re-judged: those of the records that this run still has."""
+        today = {entry.name for entry in self.now.scenarios}
+        return frozenset(
+            record.outcome.scenario for record in self.records if record.outcome.scenario in today
+        )
 
     def entry(self, old: ScenarioEntry, now: ScenarioEntry) -> ScenarioEntry:
         """The baseline's scenario as re-judged: today's fingerprints, its own place."""

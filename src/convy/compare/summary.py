@@ -12,10 +12,12 @@ from fractions import Fraction
 
 import msgspec
 
-from convy.compare.parts import Party, Reason, Rejudging, ScenarioSummary, Spread
+from convy.compare.money import Dollars, Money
+from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
+from convy.play.budget import BUDGET
 from convy.play.outcome import Outcome
 from convy.store.journal import RunFile
 from convy.store.runs import StoredRun
@@ -73,17 +75,35 @@ class Summary(Data, frozen=True, kw_only=True):
     left_out: tuple[str, ...] = ()
     """Scenarios of the project the run did not play (left out by `match` or a shard)."""
     stopped: str = ""
-    """Why the run stopped early (fail-fast), empty when it did not."""
+    """Why the run stopped early (fail-fast's cause, or `budget`), empty when it did not."""
     agent_version: str = ""
     """The build of the agent that answered, as agent-version-url reported it (empty: unknown)."""
+    cost: Money = Money()
+    """What the run's attempts cost in USD (the user's, the judge's and the agent's models)."""
+    budget: float = 0.0
+    """The budget the run was played with (0: none)."""
     averaged: bool = False
     """The scenarios have different numbers of judged attempts, so the pass rate is their shares'
     mean, not the pooled tally's share."""
+    saved: Savings = Savings()
+    """What reused verdicts and replayed turns spared the run."""
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
         nothing was judged."""
         return Averaged(tallies=tuple(s.tally for s in self.scenarios)).share()
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the budget stopped the run."""
+        return self.stopped == BUDGET
+
+    def stop(self) -> str:
+        """Why the run stopped early, as one line: `budget of $1.00 reached after $0.97`, or
+        `fail-fast: <its cause>`; "" when it did not."""
+        if self.over_budget:
+            return f"budget of {Dollars(self.budget).text()} reached after {self.cost.text()}"
+        return f"fail-fast: {self.stopped}" if self.stopped else ""
 
 
 class Summed(msgspec.Struct, frozen=True):
@@ -176,4 +196,7 @@ class Summed(msgspec.Struct, frozen=True):
             stopped=self.file.reason if self.file.status == "stopped" else "",
             agent_version=self.file.agent_version,
             rejudging=again,
+            saved=summing.spared.savings(),
+            cost=summing.costs.money(),
+            budget=spec.limits.budget,
         )

@@ -1,6 +1,7 @@
 """What a run's figures add up to while its attempts stream past, in one pass: Figures (one
 figure's values, then its Spread), ScenarioCount and ClaimCount, Said (reasons and their commonest
-status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose) and Summing,
+status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose), Spared
+(what reused verdicts and replayed turns spared) and Summing,
 which holds them all; Summed (summary.py) reads them once the attempts have passed."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections import Counter
 
 import msgspec
 
-from convy.compare.parts import FailingClaim, Party, Reason, ScenarioSummary, Spread
+from convy.compare.money import Costs
+from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, Savings, ScenarioSummary, Spread, Traced
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
@@ -99,14 +101,19 @@ class ScenarioCount(msgspec.Struct):
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
     seconds: Figures = msgspec.field(default_factory=Figures)
+    unheld: list[Traced] = msgspec.field(default_factory=list)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
         self.seconds.add(outcome.seconds)
+        self.costs.add(outcome)
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
                 self.held += holds
+                if not holds:
+                    self.traced(outcome)
                 if outcome.index < self.repeat:
                     self.first_judged += 1
                     self.first_held += holds
@@ -120,10 +127,18 @@ class ScenarioCount(msgspec.Struct):
             case Failed():
                 self.judged += 1
                 self.failed += 1
+                self.traced(outcome)
                 if outcome.index < self.repeat:
                     self.first_judged += 1
             case NoVerdict():
                 self.no_verdict += 1
+
+    def traced(self, outcome: Outcome) -> None:
+        """An attempt that did not hold, kept for its trace link while fewer than UNHELD are."""
+        if len(self.unheld) < UNHELD:
+            self.unheld.append(
+                Traced(index=outcome.index, trace_id=outcome.trace_id, conversation=outcome.conversation)
+            )
 
     def summary(self, entry: ScenarioEntry, repeat: int) -> ScenarioSummary:
         tally = Tally(held=self.held, judged=self.judged)
@@ -154,6 +169,8 @@ class ScenarioCount(msgspec.Struct):
             failing=failing,
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
+            unheld=tuple(sorted(self.unheld, key=lambda traced: traced.index)),
+            cost=self.costs.money(),
         )
 
 
@@ -242,6 +259,31 @@ class Blame(msgspec.Struct):
         return tuple(found)
 
 
+class Spared(msgspec.Struct):
+    """What paying once spared, added up while the attempts stream past."""
+
+    verdicts: int = 0
+    turns: int = 0
+    money: list[float] = msgspec.field(default_factory=list)
+    unknown: bool = False
+
+    def add(self, outcome: Outcome) -> None:
+        self.verdicts += outcome.reused is not None
+        self.turns += sum(turn.replayed for turn in outcome.turns)
+        if outcome.saved is None:
+            return
+        for part in (outcome.saved.user, outcome.saved.judge):
+            if part is None:
+                self.unknown = True
+            else:
+                self.money.append(part)
+
+    def savings(self) -> Savings:
+        return Savings(
+            verdicts=self.verdicts, turns=self.turns, money=math.fsum(self.money), unknown=self.unknown
+        )
+
+
 class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
@@ -258,9 +300,13 @@ class Summing(msgspec.Struct):
     agent_output: Figures = msgspec.field(default_factory=Figures)
     user: Figures = msgspec.field(default_factory=Figures)
     judge: Figures = msgspec.field(default_factory=Figures)
+    spared: Spared = msgspec.field(default_factory=Spared)
+    costs: Costs = msgspec.field(default_factory=Costs)
 
     def add(self, outcome: Outcome) -> None:
+        self.costs.add(outcome)
         self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
+        self.spared.add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):
                 # a request that never reached the agent is said with where it went (its URL)

@@ -10,6 +10,10 @@ import msgspec
 
 UNSAFE = re.compile(r"[^a-z0-9]+")
 
+SIDE_BY_SIDE = frozenset({"regressed", "lower", "improved", "higher", "rejudged"})
+"""The statuses whose scenarios comparison.html shows a baseline attempt beside one of this run, in
+the block `diff-<anchor>` (sidebyside.py), where the comment links them."""
+
 
 class Anchor(msgspec.Struct, frozen=True):
     """A scenario's place in its run's report page."""
@@ -22,6 +26,10 @@ class Anchor(msgspec.Struct, frozen=True):
         safe = UNSAFE.sub("-", self.name.lower()).strip("-")[:60].strip("-")
         digest = hashlib.sha256(self.name.encode("utf-8")).hexdigest()[:6]
         return f"scenario-{safe}-{digest}" if safe else f"scenario-{digest}"
+
+    def diff(self) -> str:
+        """The id of the scenario's side-by-side block in comparison.html: `diff-` + its id."""
+        return f"diff-{self.id()}"
 
     def link(self) -> str:
         """The link from the comment, relative to the run folder."""

@@ -47,8 +47,10 @@ class ConsoleText(msgspec.Struct, frozen=True):
         parts = ["\n".join(head), f"{title}\n{troubles.text() if troubles.groups else none}"]
         if comparison.now.parties:
             parts.append(f"Why attempts did not hold\n{figures.parties(STYLE).text()}")
+        once = figures.once()
         parts += [
-            f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}",
+            f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}"
+            + (f"\n{once[0].upper()}{once[1:]}." if once else ""),
         ]
         lower = self.decision.within_noise(comparison)
         if lower:

@@ -97,6 +97,7 @@ class Body(msgspec.Struct, frozen=True):
             parts.append(Tag("section", {"class": "charts"}).of(*(ChartHtml(c).html() for c in v.charts)))
         first = next((g.name for g in v.grids if g.filtered), "")
         parts.extend(GridHtml(grid=g, first=g.name == first).html() for g in v.grids)
+        parts.extend(v.sections)
         if v.windows:
             parts.append(
                 Tag("section", {"class": "windows", "aria-label": "each scenario"}).of(

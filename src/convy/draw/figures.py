@@ -12,7 +12,7 @@ from convy.compare.gate import GateDecision
 from convy.compare.parts import FailingClaim, Party, Reason
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
-from convy.draw.anchor import Anchor
+from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
 from convy.draw.links import Links
 from convy.draw.shown import Said
@@ -42,6 +42,18 @@ PARTIES: dict[str, str] = {
     "convy": "convy itself",
 }
 """Whose fault an attempt that did not hold was, as the comment names it."""
+
+
+class Dollars(msgspec.Struct, frozen=True):
+    """An amount of money in USD as the comment writes it: cents from a dollar, four decimals
+    below it, "< $0.0001" for less than that (but more than nothing)."""
+
+    amount: float
+
+    def text(self) -> str:
+        if self.amount >= 1 or self.amount == 0:
+            return f"${self.amount:,.2f}"
+        return f"${self.amount:.4f}" if self.amount >= 0.0001 else "< $0.0001"
 
 
 class Figures(msgspec.Struct, frozen=True):
@@ -98,7 +110,12 @@ class Figures(msgspec.Struct, frozen=True):
         line, the same build of the agent for different commits, the baseline's scenarios re-judged."""
         now = self.comparison.now
         notes: list[str] = []
-        if now.stopped and now.attempts < now.expected:
+        if now.over_budget:
+            notes.append(
+                f"stopped: {now.stop()}: {now.attempts} of "
+                f"{Plural(now.expected, 'attempt').text()} were played; the verdict is never a pass"
+            )
+        elif now.stopped and now.attempts < now.expected:
             notes.append(
                 f"fail-fast stopped the run: {now.attempts} of "
                 f"{Plural(now.expected, 'attempt').text()} were played; "
@@ -142,6 +159,23 @@ class Figures(msgspec.Struct, frozen=True):
             )
         return tuple(notes)
 
+    def once(self) -> str:
+        """What this run did not pay for again: verdicts reused, user turns replayed and what those
+        calls cost where they were first paid ("≥" when part of it is unknown, left out when all
+        of it is); "" when nothing was reused or replayed."""
+        saved = self.comparison.now.saved
+        if not saved.verdicts and not saved.turns:
+            return ""
+        parts = []
+        if saved.verdicts:
+            parts.append(f"{Plural(saved.verdicts, 'verdict').text()} reused (no judge call)")
+        if saved.turns:
+            parts.append(f"{Plural(saved.turns, 'turn').text()} replayed (no user-model call)")
+        text = "paid once: " + ", ".join(parts)
+        if saved.money or not saved.unknown:
+            text += f"; saved {'≥ ' if saved.unknown else ''}{Dollars(amount=saved.money).text()}"
+        return text
+
     def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
         if not reasons:
             return f"{count}"
@@ -156,6 +190,7 @@ class Figures(msgspec.Struct, frozen=True):
             f"{summary.tally.judged - summary.failed_attempts} of {summary.attempts}",
             f"{summary.no_verdict_attempts} ({summary.no_verdict_share.text()})",
             self.counted(summary.failed_attempts, summary.failed),
+            summary.cost.text(),
         )
 
     def labels(self) -> tuple[str, ...]:
@@ -165,6 +200,7 @@ class Figures(msgspec.Struct, frozen=True):
             "attempts judged",
             "attempts without verdict",
             "attempts failed by the agent",
+            "cost",
         )
 
     def build(self, summary: Summary) -> str:
@@ -182,7 +218,7 @@ class Figures(msgspec.Struct, frozen=True):
                     rows.append(("agent build", self.build(comparison.now)))
                 headers: tuple[str, ...] = ("", "now")
             case Summary() as baseline:
-                changes = (self.points(), "", "", "", "")
+                changes = (self.points(), "", "", "", "", "")
                 before = self.column(baseline)
                 rows = list(zip(self.labels(), now, before, changes, strict=True))
                 if comparison.now.agent_version or baseline.agent_version:
@@ -295,15 +331,28 @@ class Figures(msgspec.Struct, frozen=True):
         items = []
         for s in scenarios:
             name = self.cells.cell(s.name, NAME)
-            where = self.links.scenario(Anchor(s.name).id())
+            anchor = Anchor(s.name).id()
+            where = self.links.difference(anchor) if s.status in SIDE_BY_SIDE else self.links.scenario(anchor)
             shown = f"[{name}](<{where}>)" if where else name
             lines = [f"- **{shown}** — {self.passes(s)}"]
             for c in s.failing:
                 lines.append(
                     f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; {self.said(c)}"
                 )
+            traces = self.traces(s.name)
+            if traces:
+                lines.append(f"  - traces of attempts that did not hold: {traces}")
             items.append("\n".join(lines))
         return Listed(items=tuple(items), noun="scenarios")
+
+    def traces(self, name: str) -> str:
+        """Links to the traces of the scenario's first attempts that did not hold (trace-url), each
+        named by its attempt; "" when there is none."""
+        scenario = next((c for c in self.comparison.now.scenarios if c.name == name), None)
+        if scenario is None:
+            return ""
+        linked = ((t.index, self.links.traced(t)) for t in scenario.unheld)
+        return " · ".join(f"[attempt {index + 1}](<{url}>)" for index, url in linked if url)
 
     def troubles(self, style: str) -> GroupedTable:
         """What needs attention as a table (the console): each scenario with its failed claims."""

@@ -20,7 +20,7 @@ from convy.draw.shown import Percent, Said
 STYLE = "github"
 BUILD = 16
 """Characters of an agent's build in a cell; a longer one is written in full under the table."""
-LABELS = ("pass rate", "95% interval", "pass^k", "judged", "no verdict", "agent failed")
+LABELS = ("pass rate", "95% interval", "pass^k", "judged", "no verdict", "agent failed", "cost")
 """The headline figures' names, short enough for a phone's column."""
 
 
@@ -43,6 +43,7 @@ class Keyed(msgspec.Struct, frozen=True):
             f"{summary.tally.judged - summary.failed_attempts} of {summary.attempts}",
             f"{summary.no_verdict_attempts} ({summary.no_verdict_share.text()})",
             f"{summary.failed_attempts}",
+            summary.cost.text(),
         )
 
     def runs(self) -> tuple[tuple[str, Summary], ...]:
@@ -67,6 +68,9 @@ class Keyed(msgspec.Struct, frozen=True):
             style=STYLE,
         ).text()
         lines = [self.failures(name, summary) for name, summary in runs if summary.failed]
+        once = self.figures.once()
+        if once:
+            lines.append(f"- {once}")
         if any(len(build) > BUILD for build in builds):
             lines += [
                 f"- agent build {name}: {self.build(build, 60)}"

@@ -191,3 +191,5 @@ class View(Data, frozen=True, kw_only=True):
     charts: tuple[Chart, ...] = ()
     grids: tuple[Grid, ...] = ()
     windows: tuple[Window, ...] = ()
+    sections: tuple[Html, ...] = ()
+    """Sections drawn already, after the tables (comparison.html's side-by-side blocks)."""

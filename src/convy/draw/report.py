@@ -20,8 +20,9 @@ from convy.compare.gate import GateDecision
 from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
-from convy.draw.anchor import Anchor
+from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.drawn import Template
+from convy.draw.links import TraceLink
 from convy.draw.page import (
     BarRow,
     Bars,
@@ -38,6 +39,7 @@ from convy.draw.page import (
     View,
 )
 from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
+from convy.draw.sidebyside import Differences
 from convy.draw.transcript import Excerpt
 from convy.draw.window import Windows
 from convy.play.outcome import Outcome
@@ -77,6 +79,8 @@ class Report(msgspec.Struct, frozen=True):
     summary: Summary
     outcomes: Iterable[Outcome]
     decision: GateDecision | None = None
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace in the team's tracing tool (trace-url)."""
 
     def html(self) -> str:
         s = self.summary
@@ -91,7 +95,7 @@ class Report(msgspec.Struct, frozen=True):
                 tiles=run.tiles(),
                 charts=self.charts(),
                 grids=(self.grid(), run.parties()),
-                windows=Windows(summary=s, outcomes=self.outcomes).windows(),
+                windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
 
@@ -139,11 +143,12 @@ class Report(msgspec.Struct, frozen=True):
                 "Failed",
                 "No verdict",
                 "Median time",
+                "Cost",
             ),
             rows=tuple(self.row(c) for c in self.summary.scenarios),
             statuses=RESULTS,
             empty="No scenario matches the filter.",
-            numeric=(2, 3, 4, 5, 6, 7),
+            numeric=(2, 3, 4, 5, 6, 7, 8),
         )
 
     def row(self, c: ScenarioSummary) -> Row:
@@ -159,6 +164,7 @@ class Report(msgspec.Struct, frozen=True):
                 Cell(text=f"{c.failed}", tone="bad" if c.failed else "plain"),
                 Cell(text=f"{c.no_verdict}", tone="warn" if c.no_verdict else "plain"),
                 Cell(text=Figure(spread=c.seconds, unit="s").median()),
+                Cell(text=c.cost.text()),
             ),
             status=result.status(),
             search=f"{c.name} {c.file} {result.label()} {claims}",
@@ -168,10 +174,16 @@ class Report(msgspec.Struct, frozen=True):
 
 class ComparisonPage(msgspec.Struct, frozen=True):
     """A run against its baseline: the gate's verdict and rule, each scenario's status with its
-    p-value, the change of pass rate over the scenarios both runs share, and the deltas."""
+    p-value, the change of pass rate over the scenarios both runs share, the deltas, and why each
+    scenario that changed did (sidebyside.py: `now` and `baseline` are the two runs' attempts, the
+    baseline's as the comparison used them, each streamed once)."""
 
     comparison: Comparison
     decision: GateDecision
+    now: Iterable[Outcome] = ()
+    baseline: Iterable[Outcome] = ()
+    trace: TraceLink = TraceLink()
+    """An attempt's link to its trace (trace-url): `trace.of(outcome)` wherever an attempt is shown."""
 
     def html(self) -> str:
         c = self.comparison
@@ -182,7 +194,8 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             case Summary(run=run):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
-        return Template(("base",)).html(
+        changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
+        return Template(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
@@ -193,6 +206,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 tiles=self.tiles(),
                 charts=(self.bars(),),
                 grids=(self.scenarios(), self.deltas(), Run(summary=self.comparison.now).parties()),
+                sections=(changed,) if changed else (),
             )
         )
 
@@ -289,6 +303,7 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             ),
             status=s.status,
             search=f"{s.name} {s.file} {s.status} {failing}",
+            anchor=Anchor(s.name).diff() if s.status in SIDE_BY_SIDE else "",
         )
 
     def deltas(self) -> Grid:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from convy.compare.gate import GateDecision
+from convy.compare.money import Dollars
 from convy.compare.parts import Party, Reason, Spread
 from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
 from convy.compare.summary import Summary
@@ -228,7 +229,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 f"The run is {s.status}: {s.attempts} of {Plural(s.expected, 'attempt').text()} were played; "
                 "the figures are of those."
             )
-        if s.stopped:
+        if s.over_budget:
+            notices.append(f"Stopped: {s.stop()}.")
+        elif s.stopped:
             notices.append(f"Fail-fast stopped the run: {s.stopped}. `convy resume` plays the rest.")
         if s.torn:
             notices.append(
@@ -262,6 +265,13 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 value=f"{s.failed_attempts}",
                 note=Reasons(reasons=s.failed).text(),
                 tone="bad" if s.failed_attempts else "plain",
+            ),
+            Tile(
+                label="Cost",
+                value=s.cost.text(),
+                note="the user's, the judge's and the agent's models"
+                + (f" · budget {Dollars(s.budget).text()}" if s.budget else ""),
+                tone="warn" if s.over_budget else "plain",
             ),
             Tile(
                 label=f"pass^{s.repeat}, mean over scenarios",

@@ -157,13 +157,16 @@ class AttemptView(Data, frozen=True, kw_only=True):
     facts: tuple[str, ...]
     claims: tuple[ClaimView, ...]
     turns: tuple[TurnView, ...]
+    trace: str = ""
+    """The link to the attempt's trace in the team's tracing tool (trace-url); "" none."""
 
 
 class Attempt(msgspec.Struct, frozen=True):
-    """An Outcome, to be shown in its scenario's window."""
+    """An Outcome, to be shown in its scenario's window, with the link to its trace ("" none)."""
 
     outcome: Outcome
     markdown: AgentMarkdown
+    trace: str = ""
 
     def view(self) -> AttemptView:
         outcome = self.outcome
@@ -201,6 +204,9 @@ class Attempt(msgspec.Struct, frozen=True):
             facts.append(f"started {outcome.started}")
         facts.append(f"user model tokens {Tokens(usage=outcome.user_usage).text()}")
         facts.append(f"judge tokens {Tokens(usage=outcome.judge_usage).text()}")
+        if outcome.reused is not None:
+            source = outcome.reused
+            facts.append(f"verdict reused from {source.run}, attempt {source.index + 1} (no judge call)")
         return AttemptView(
             title=f"Attempt {outcome.index + 1}",
             outcome=said,
@@ -210,6 +216,7 @@ class Attempt(msgspec.Struct, frozen=True):
             facts=tuple(facts),
             claims=claims,
             turns=tuple(self.turn(index) for index in range(turns)),
+            trace=self.trace,
         )
 
     def turn(self, index: int) -> TurnView:
@@ -241,6 +248,7 @@ class Attempt(msgspec.Struct, frozen=True):
                 else ()
             ),
             f"agent tokens {Tokens(usage=turn.usage).text()}",
+            *(("user replayed from the baseline",) if turn.replayed else ()),
         )
         return TurnView(user=Excerpt(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)
 

@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.anchor import Anchor
+from convy.draw.links import TraceLink
 from convy.draw.markup import FactList, Html, Pill, Tag
 from convy.draw.page import Tile, Window
 from convy.draw.shown import Counted, Figure, Percent, Result
@@ -62,6 +63,13 @@ class AttemptHtml(msgspec.Struct, frozen=True):
             FactList(facts=a.facts, kind="inline").html(),
         )
         body: list[str | Html] = []
+        if a.trace:
+            body.append(
+                Tag("p", {"class": "trace"}).of(
+                    Tag("a", {"href": a.trace, "rel": "noopener noreferrer"}).of("trace"),
+                    " — this attempt in your tracing tool",
+                )
+            )
         if a.detail:
             body.append(Tag("pre", {"class": "detail"}).of(a.detail))
         if a.claims:
@@ -169,6 +177,8 @@ class Windows(msgspec.Struct, frozen=True):
 
     summary: Summary
     outcomes: Iterable[Outcome]
+    trace: TraceLink = TraceLink()
+    """Each attempt's link to its trace (trace-url)."""
 
     def windows(self) -> tuple[Window, ...]:
         """Each scenario's window with at most transcript.SHOWN attempts — those that did not hold
@@ -183,7 +193,12 @@ class Windows(msgspec.Struct, frozen=True):
                 chosen[place].add(outcome)
         markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))
         return tuple(
-            self.window(c, tuple(AttemptHtml(Attempt(o, markdown).view()).html() for o in kept.shown()))
+            self.window(
+                c,
+                tuple(
+                    AttemptHtml(Attempt(o, markdown, self.trace.of(o)).view()).html() for o in kept.shown()
+                ),
+            )
             for c, kept in zip(scenarios, chosen, strict=True)
         )
 

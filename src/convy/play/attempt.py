@@ -16,7 +16,20 @@ from convy.play.busy import GaveUp
 from convy.play.checks import Inspection
 from convy.play.dialog import Finished, Judge, Said, SimulatedUser
 from convy.play.model import Model, ModelFailure
-from convy.play.outcome import STAMP, ClaimResult, Decision, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.play.outcome import (
+    STAMP,
+    ClaimResult,
+    Decision,
+    Failed,
+    NoVerdict,
+    Outcome,
+    Saved,
+    Turn,
+    Verdict,
+)
+from convy.play.replay import UNPAIRED, Pairing, User
+from convy.play.reuse import Source, Verdicts
+from convy.play.trace import TraceContext
 from convy.project.scenario import Scenario
 
 
@@ -129,34 +142,54 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         has never seen."""
         return f"{self.run}-{self.scenario.name}-{self.index}-{secrets.token_hex(4)}"
 
-    async def outcome(self, agent: Agent, user_model: Model, judge: Judge) -> Outcome:
+    async def outcome(
+        self,
+        agent: Agent,
+        user_model: Model,
+        judge: Judge,
+        pairing: Pairing = UNPAIRED,
+        verdicts: Verdicts | None = None,
+    ) -> Outcome:
         """Play the attempt. An agent failure ends it Failed without asking the judge; a model
-        failure or a service busy beyond patience ends it without verdict."""
+        failure or a service busy beyond patience ends it without verdict. With a `pairing` (a
+        baseline attempt, `replay: user`) its user is replayed while the agent answers as there;
+        a transcript `verdicts` knows takes that decision without a judge call (the caller tells
+        `verdicts` when the attempt ended)."""
         started = datetime.datetime.now(datetime.UTC).strftime(STAMP)
         clock = time.monotonic()
         turns: list[Turn] = []
         spent = Spent()
         conversation = self.conversation()
         warnings: list[str] = []
-        ended, decision = await self._dialogue(
-            agent,
-            SimulatedUser(model=user_model, scenario=self.scenario),
-            conversation,
-            turns,
-            spent,
-            warnings,
-        )
+        trace = TraceContext.new()
+        with trace.carried():
+            ended, decision = await self._dialogue(
+                agent,
+                pairing.user(SimulatedUser(model=user_model, scenario=self.scenario)),
+                conversation,
+                turns,
+                spent,
+                warnings,
+            )
+        trace_id, spans = trace.recorded()
         judged = Spent()
         if decision is None and not turns:
             decision = NoVerdict(
                 reason="no_dialogue", detail="the simulated user finished before the agent was asked anything"
             )
+        source: Source | None = None
         if decision is None:
+            source = await (verdicts or Verdicts()).found(self.scenario.name, self.index, tuple(turns))
+        if decision is None and source is not None:
+            decision = self.reused(source, tuple(turns))
+            judged.add(Usage(input=0, output=0))
+        elif decision is None:
             try:
                 decision = await self.verdict(judge, tuple(turns), judged)
             except ModelFailure as error:
                 judged.add(error.usage)
                 decision = Unjudged(role="judge", failure=error).decision()
+        reused = source.reused if source is not None else None
         return Outcome(
             scenario=self.scenario.name,
             index=self.index,
@@ -170,7 +203,27 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             started=started,
             conversation=conversation,
             warnings=tuple(warnings),
+            trace_id=trace_id,
+            spans=spans,
+            reused=reused,
+            saved=self.saved(pairing, tuple(turns), ended, source),
         )
+
+    def reused(self, source: Source, turns: tuple[Turn, ...]) -> Verdict:
+        """The decision of `source`, a judged attempt with the same transcript: its judge's
+        decisions on the claims, then the checks made on this dialogue (the same, as they read only
+        what was said); it holds when every one passes."""
+        results = (*source.claims, *Inspection(turns).results(self.scenario.checks))
+        return Verdict(holds=all(result.passed for result in results), claims=results)
+
+    def saved(
+        self, pairing: Pairing, turns: tuple[Turn, ...], ended: str, source: Source | None
+    ) -> Saved | None:
+        """What replaying and reusing spared this attempt; None when it did neither."""
+        if source is None and not any(turn.replayed for turn in turns):
+            return None
+        user = pairing.saved(self.scenario, turns, ended)
+        return Saved(user=user, judge=source.judge if source is not None else 0.0)
 
     async def judged_again(self, judge: Judge, before: Outcome) -> Outcome:
         """`before` — an attempt of an earlier run of this scenario, whose dialogue is the same —
@@ -213,7 +266,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
     async def _dialogue(
         self,
         agent: Agent,
-        user: SimulatedUser,
+        user: User,
         conversation_id: str,
         turns: list[Turn],
         spent: Spent,
@@ -242,7 +295,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             return "agent_failed", Failed(reason="agent_error", detail=f"{type(error).__name__}: {error}")
 
     async def _turns(
-        self, conversation: Conversation, user: SimulatedUser, turns: list[Turn], spent: Spent
+        self, conversation: Conversation, user: User, turns: list[Turn], spent: Spent
     ) -> str:
         """The turns of an open conversation, appended to `turns`; how the dialogue ended."""
         move = await user.first()
@@ -251,9 +304,11 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
             match move:
                 case Finished():
                     return "user_finished"
-                case Said(text=text):
+                case Said(text=text, replayed=replayed):
                     said = text
             clock = time.monotonic()
+            trace = TraceContext.current()
+            sent = len(trace.spans)
             answer = await conversation.reply(said)
             turns.append(
                 Turn(
@@ -263,6 +318,8 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
                     usage=answer.usage,
                     steps=answer.steps,
                     first=answer.first,
+                    span_id=trace.since(sent),
+                    replayed=replayed,
                 )
             )
             if len(turns) >= self.max_turns:

@@ -17,6 +17,9 @@ from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
+from convy.play.price import UNPRICED, Pricing
+from convy.play.replay import Pairs
+from convy.play.reuse import Verdicts
 from convy.words import Plural, Shortened
 
 FIRST = 5
@@ -27,6 +30,16 @@ class Journal(Protocol):
     """Where a bench puts each attempt the moment it ends."""
 
     def record(self, outcome: Outcome) -> None: ...
+
+
+class Halt(Protocol):
+    """What stops a run early: asked before each attempt starts (`cause` empty: go on), told of
+    each attempt that ended. FailFast, and Budget (play/budget.py) around it."""
+
+    @property
+    def cause(self) -> str: ...
+
+    def seen(self, outcome: Outcome, total: int) -> None: ...
 
 
 class Mistake(msgspec.Struct, frozen=True):
@@ -124,7 +137,7 @@ class Halting:
     """The same agent, whose conversations do not open once `stop` has a cause: an attempt that was
     waiting for a place (QueuedAgent) when the run stopped never talks to the agent or the models."""
 
-    def __init__(self, agent: Agent, stop: FailFast) -> None:
+    def __init__(self, agent: Agent, stop: Halt) -> None:
         self._agent = agent
         self._stop = stop
 
@@ -135,7 +148,7 @@ class Halting:
 class HaltingConversation:
     """A conversation that, once open, closes again at once and raises Halted when the run stopped."""
 
-    def __init__(self, conversation: Conversation, stop: FailFast) -> None:
+    def __init__(self, conversation: Conversation, stop: Halt) -> None:
         self._conversation = conversation
         self._stop = stop
 
@@ -157,21 +170,27 @@ class HaltingConversation:
 
 class Bench(msgspec.Struct, frozen=True, kw_only=True):
     """An agent, the simulated user's model and a judge, already wrapped with their limits
-    (QueuedAgent, PatientModel...); `ahead` is how many attempts may be under way at once."""
+    (QueuedAgent, PatientModel...); `ahead` is how many attempts may be under way at once; `pairs`,
+    the baseline attempts whose user is replayed (`replay: user`), and `verdicts`, the decisions an
+    attempt with the same transcript reuses (told of each attempt as it ends)."""
 
     agent: Agent
     user: Model
     judge: Judge
     ahead: int = 16
+    pairs: Pairs = Pairs()
+    verdicts: Verdicts = msgspec.field(default_factory=Verdicts)
+    pricing: Pricing = UNPRICED
+    """The prices each outcome's cost is worked out at (empty: every price unknown)."""
 
     async def run(
-        self, attempts: Sequence[Attempt], journal: Journal, halt: FailFast | None = None
+        self, attempts: Sequence[Attempt], journal: Journal, halt: Halt | None = None
     ) -> tuple[Outcome, ...]:
-        """Play every attempt; one that breaks never stops the others. With `halt`, no attempt
-        starts once it has a cause; those under way finish."""
+        """Play every attempt, each priced as it ends; one that breaks never stops the others.
+        With `halt`, no attempt starts once it has a cause; those under way finish."""
         results: list[Outcome | None] = [None] * len(attempts)
         room = asyncio.Semaphore(self.ahead)
-        stop = halt or FailFast(0)
+        stop: Halt = halt or FailFast(0)
 
         agent = Halting(self.agent, stop)
 
@@ -180,9 +199,10 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                 if stop.cause:
                     return
                 try:
-                    outcome = await self._outcome(attempt, agent)
+                    outcome = self.pricing.priced(await self._outcome(attempt, agent))
                 except Halted:
                     return
+                self.verdicts.ended(outcome)
                 journal.record(outcome)
                 results[position] = outcome
                 stop.seen(outcome, len(attempts))
@@ -194,7 +214,8 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
 
     async def _outcome(self, attempt: Attempt, agent: Agent) -> Outcome:
         try:
-            return await attempt.outcome(agent, self.user, self.judge)
+            pairing = self.pairs.pairing(attempt.scenario.name, attempt.index)
+            return await attempt.outcome(agent, self.user, self.judge, pairing, self.verdicts)
         except Exception as error:  # convy's own bug in one attempt: recorded on it, the run goes on
             return Outcome(
                 scenario=attempt.scenario.name,

@@ -28,6 +28,8 @@ class Said(Data, frozen=True, kw_only=True):
 
     text: str
     usage: Usage | None = None
+    replayed: bool = False
+    """The message is the baseline attempt's at this turn (`replay: user`), not a model's."""
 
 
 class Finished(Data, frozen=True, kw_only=True):

@@ -4,6 +4,8 @@ infrastructure failed) — gathered in an Outcome, one line of attempts.jsonl.""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from convy.data import Data, Tagged
@@ -31,6 +33,23 @@ class Turn(Data, frozen=True, kw_only=True):
     trace context was off or the agent is not a declarative HTTP agent."""
 
 
+SpanKind = Literal["session_start", "turn", "session_end"]
+"""What an agent request of an attempt was for: its session's start, a turn (one sent again — after
+a 429, a 401 or a lesson learned — is a turn request of its own), its session's end."""
+
+
+class Span(Data, frozen=True, kw_only=True):
+    """One request of an attempt to the agent, as its `traceparent` named it: the span id (16 hex)
+    sent, what it was for, when it was sent (seconds from the attempt's start), how long until its
+    answer was read or it failed, and the HTTP status of the answer (0: none came)."""
+
+    span_id: str
+    kind: SpanKind
+    at: float
+    seconds: float
+    status: int = 0
+
+
 class Cost(Data, frozen=True, kw_only=True):
     """What an attempt cost in USD, by whose requests: the simulated user's, the judge's, the
     agent's (only when it reports tokens and its model has a known price). None is unknown, never
@@ -48,6 +67,15 @@ class Reused(Data, frozen=True, kw_only=True):
     run: str
     scenario: str
     index: int
+
+
+class Saved(Data, frozen=True, kw_only=True):
+    """What an attempt did not pay because it paid once (USD): the user-model calls its replayed
+    turns spared (`user`) and the judge call its reused verdict spared (`judge`), each the share of
+    what the attempt they came from paid for them; None is unknown, 0 nothing spared."""
+
+    user: float | None = 0.0
+    judge: float | None = 0.0
 
 
 class ClaimResult(Data, frozen=True, kw_only=True):
@@ -128,6 +156,11 @@ class Outcome(Data, frozen=True, kw_only=True):
     """What the attempt cost in USD; None in folders written before prices were known."""
     reused: Reused | None = None
     """The attempt whose verdict this one reused (no judge call); None when judged afresh."""
+    saved: Saved | None = None
+    """What replayed turns and a reused verdict spared; None when nothing was replayed or reused."""
     trace_id: str = ""
     """The W3C trace id (32 hex) of the attempt: every agent request of it carried it in its
     `traceparent`; "" when trace context was off."""
+    spans: tuple[Span, ...] = ()
+    """Every agent request of the attempt that carried the trace id, in the order sent: its span id
+    and what it was for (a turn's answered request is also its Turn's span_id)."""

@@ -46,6 +46,10 @@ DESCRIPTIONS: dict[str, str] = {
         "with a baseline, re-judge its dialogues of scenarios whose claims or checks changed (or all, "
         "when the judge model changed), so they are still compared"
     ),
+    "replay": (
+        "`none` (default) or `user`: with a baseline, replay its simulated user's messages while the agent "
+        "answers as it did there, and ask the user model only from the first different answer"
+    ),
     "concurrency": "conversations at once",
     "min-pass-rate": "absolute floor of the pass rate (0..1); 0 turns it off",
     "max-drop": "largest allowed drop of the pass rate versus the baseline (0..1)",
@@ -53,6 +57,14 @@ DESCRIPTIONS: dict[str, str] = {
     "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
     "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
     "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
+    "budget": (
+        "most USD the run may spend on its models: no attempt starts once the cost so far plus an "
+        "attempt's median would pass it; 0 is no budget"
+    ),
+    "prices": (
+        "model prices over the price library's, as JSON text: "
+        '`{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}` (USD per million tokens)'
+    ),
     "results": "where run folders go, relative to the project",
     "agent-version-url": "a URL (GET, with the agent's headers) whose answer names the agent's build",
     "agent-version-path": "the dotted path of the build in agent-version-url's JSON answer",
@@ -63,6 +75,14 @@ DESCRIPTIONS: dict[str, str] = {
     "patience": "seconds a participant waits for a busy service (429/503)",
     "model-rpm": "requests per minute to the models; 0 is no limit",
     "agent-rpm": "requests per minute to the agent; 0 is no limit",
+    "trace-context": (
+        "send a W3C `traceparent` header with every agent request (a trace per attempt, recorded in "
+        "attempts.jsonl as trace_id) so a traced agent continues it"
+    ),
+    "trace-url": (
+        "a link to each attempt's trace in your tracing tool: a URL with `{trace_id}` and/or "
+        "`{conversation}`, e.g. https://cloud.langfuse.com/project/<id>/traces/{trace_id}"
+    ),
     "shard": (
         "play one slice of the scenarios, `k/n` (1-based): scenario i (0-based, in declaration order) "
         "belongs to shard (i mod n) + 1"
@@ -86,6 +106,10 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
     "dry-run": "play, compare and render, but upload and post nothing",
+    "estimate": (
+        "with dry-run: print the run's expected model calls, tokens and cost from the baseline, "
+        "play nothing"
+    ),
     "demo": "play the bundled example project against a built-in demo agent, without keys or network",
     "otlp-endpoint": (
         "send the run to this OpenTelemetry receiver over OTLP/HTTP after the gate, one trace per attempt "
@@ -119,6 +143,7 @@ ENGINE: tuple[str, ...] = (
     "repeat",
     "max-repeat",
     "rejudge",
+    "replay",
     "concurrency",
     "min-pass-rate",
     "max-drop",
@@ -126,6 +151,8 @@ ENGINE: tuple[str, ...] = (
     "max-no-verdict",
     "max-failed",
     "fail-fast",
+    "budget",
+    "prices",
     "results",
     "agent-version-url",
     "agent-version-path",
@@ -136,6 +163,8 @@ ENGINE: tuple[str, ...] = (
     "patience",
     "model-rpm",
     "agent-rpm",
+    "trace-context",
+    "trace-url",
     "shard",
 )
 ACTION: tuple[str, ...] = (
@@ -149,6 +178,7 @@ ACTION: tuple[str, ...] = (
     "merge",
     "github-token",
     "dry-run",
+    "estimate",
     "demo",
     "otlp-endpoint",
     "otlp-headers",

@@ -20,6 +20,7 @@ from msgspec import Meta
 from convy.data import Declared
 from convy.errors import ConfigurationError
 from convy.project.names import ACTION, DESCRIPTIONS, ENGINE, MODELS, SECRETS
+from convy.project.prices import PriceTable
 from convy.project.scenarios import Matching
 
 
@@ -52,6 +53,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     max_repeat: Annotated[int, Meta(ge=0)] = 0
     """0: the same as `repeat` (no more attempts)."""
     rejudge: bool = True
+    replay: Literal["none", "user"] = "none"
     concurrency: Annotated[int, Meta(ge=1)] = 8
     min_pass_rate: Annotated[float, Meta(ge=0, le=1)] = 0.0
     max_drop: Annotated[float, Meta(ge=0, le=1)] = 0.05
@@ -59,6 +61,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     max_no_verdict: Annotated[float, Meta(ge=0, le=1)] = 0.2
     max_failed: Annotated[float, Meta(ge=0, le=1)] = 0.1
     fail_fast: bool = True
+    budget: Annotated[float, Meta(ge=0)] = 0.0
+    prices: str = ""
     results: str = "results"
     agent_version_url: str = ""
     agent_version_path: str = ""
@@ -69,6 +73,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     patience: Annotated[float, Meta(ge=0)] = 300.0
     model_rpm: Annotated[int, Meta(ge=0)] = 0
     agent_rpm: Annotated[int, Meta(ge=0)] = 0
+    trace_context: bool = True
+    trace_url: str = ""
     shard: str = ""
     baseline: str = "auto"
     baseline_branch: str = ""
@@ -80,6 +86,7 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     merge: bool = False
     github_token: str = ""
     dry_run: bool = False
+    estimate: bool = False
     demo: bool = False
     otlp_endpoint: str = ""
     otlp_headers: str = ""
@@ -90,6 +97,10 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
             for field in msgspec.structs.fields(self)
         )
         return f"Settings({shown})"
+
+    def price_table(self) -> PriceTable:
+        """The `prices` setting read (checked already where it was given)."""
+        return PriceTable.read(self.prices)
 
     def matching(self) -> Matching:
         """The `match` setting as globs."""
@@ -179,6 +190,8 @@ class Setting(msgspec.Struct, frozen=True):
             msgspec.convert({self.name: value}, Settings, strict=False)
         except msgspec.ValidationError:
             raise ConfigurationError(where, f"must be {self.expects()}") from None
+        if self.name == "prices":
+            PriceTable.read(str(value), where)
 
 
 class Bounds(msgspec.Struct, frozen=True):
@@ -308,6 +321,8 @@ class Sources(msgspec.Struct, frozen=True):
                 )
             if name == "project":
                 raise ConfigurationError(where, "cannot be set here: it says where this file is")
+            if isinstance(value, dict):  # a table (`prices`) is the setting's JSON text
+                value = msgspec.json.encode(value).decode()
             given[name] = Given(Setting(name), value, where)
         return given
 

@@ -127,7 +127,9 @@ class Project(msgspec.Struct, frozen=True):
         spec = self.declared()
         if spec is None:
             return ProjectAgent(PythonFile(self.agent_files()[name], self.root)).agent()
-        return JsonAgent(spec, self.settings.turn_timeout, spec.verify(self.root))
+        return JsonAgent(
+            spec, self.settings.turn_timeout, spec.verify(self.root), traced=self.settings.trace_context
+        )
 
     def declared(self) -> AgentSpec | None:
         """The declarative agent (agent-url or agents/<name>.yaml) resolved; None for a Python agent."""

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from convy.compare.comparison import Compared, Comparison, NoBaseline
+from convy.compare.comparison import NO_BASELINE, Compared, Comparison, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.rejudged import Rejudgement
 from convy.compare.summary import Summary, Summed
 from convy.project.settings import Settings
+from convy.project.traceurl import TraceUrl
 from convy.store.atomic import AtomicFile
 from convy.store.runs import StoredRun
 
@@ -26,11 +27,21 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     run: StoredRun
     comparison: Comparison
     decision: GateDecision
+    baseline: Rejudgement | NoBaseline = NO_BASELINE
+    """The baseline's attempts as the comparison used them, for comparison.html's side by side."""
+    trace: TraceUrl = TraceUrl()
+    """The trace-url template (checked): each attempt's link to its trace."""
+
+    def linked(self, links: Links) -> Links:
+        """`links` with each attempt's link to its trace."""
+        from convy.draw.links import TraceLink
+
+        return msgspec.structs.replace(links, trace=TraceLink(self.trace))
 
     def comment(self, links: Links) -> str:
         from convy.draw.markdown import CommentMarkdown
 
-        return CommentMarkdown(self.comparison, self.decision, links).text()
+        return CommentMarkdown(self.comparison, self.decision, self.linked(links)).text()
 
     def console(self) -> str:
         from convy.draw.console import ConsoleText
@@ -40,21 +51,26 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     def written(self, links: Links | None = None) -> tuple[Path, ...]:
         """Write comment.md (with `links`, none by default), report.html and (with a baseline)
         comparison.html into the run folder."""
-        from convy.draw.links import Links
+        from convy.draw.links import Links, TraceLink
         from convy.draw.report import ComparisonPage, Report
 
         folder = self.run.folder
+        trace = TraceLink(self.trace)
         comment = folder / "comment.md"
         AtomicFile(comment).write_text(self.comment(links or Links()))
         report = folder / "report.html"
-        AtomicFile(report).write_text(Report(self.comparison.now, self.run.outcomes(), self.decision).html())
+        AtomicFile(report).write_text(
+            Report(self.comparison.now, self.run.outcomes(), self.decision, trace).html()
+        )
         files = [comment, report]
         match self.comparison.baseline:
             case NoBaseline():
                 pass
             case _:
                 page = folder / "comparison.html"
-                AtomicFile(page).write_text(ComparisonPage(self.comparison, self.decision).html())
+                before = self.baseline.outcomes() if isinstance(self.baseline, Rejudgement) else ()
+                drawn = ComparisonPage(self.comparison, self.decision, self.run.outcomes(), before, trace)
+                AtomicFile(page).write_text(drawn.html())
                 files.append(page)
         return tuple(files)
 
@@ -65,6 +81,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
     run: StoredRun
     baseline: StoredRun | NoBaseline
     gate: Gate
+    trace: TraceUrl = TraceUrl()
 
     @classmethod
     def gated(cls, run: StoredRun, baseline: StoredRun | NoBaseline, settings: Settings) -> Review:
@@ -75,15 +92,23 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             max_no_verdict=settings.max_no_verdict,
             max_failed=settings.max_failed,
         )
-        return cls(run=run, baseline=baseline, gate=gate)
+        return cls(run=run, baseline=baseline, gate=gate, trace=TraceUrl(settings.trace_url).checked())
 
     def reviewed(self) -> Reviewed:
         before: Summary | NoBaseline
+        baseline: Rejudgement | NoBaseline
         match self.baseline:
             case NoBaseline() as none:
-                before = none
+                before = baseline = none
             case StoredRun() as stored:
                 again = self.run.journal.rejudged(stored.key)
-                before = Rejudgement(stored, again, self.run.file.spec).summed().summary()
+                baseline = Rejudgement(stored, again, self.run.file.spec)
+                before = baseline.summed().summary()
         comparison = Compared(Summed.of(self.run).summary(), before, self.gate.alpha).comparison()
-        return Reviewed(run=self.run, comparison=comparison, decision=self.gate.decision(comparison))
+        return Reviewed(
+            run=self.run,
+            comparison=comparison,
+            decision=self.gate.decision(comparison),
+            baseline=baseline,
+            trace=self.trace,
+        )

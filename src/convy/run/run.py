@@ -9,6 +9,7 @@ import datetime
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import msgspec
@@ -21,17 +22,19 @@ from convy.compare.summary import Summary
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
-from convy.play.bench import Bench, FailFast, Journal
+from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
+from convy.run.once import Once
 from convy.store.journal import (
     Limits,
     Provenance,
@@ -80,6 +83,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         left_out: tuple[str, ...] = (),
         part: Slice = WHOLE,
         max_repeat: int = 0,
+        replay: Literal["none", "user"] = "none",
     ) -> Run:
         """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
         slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
@@ -109,6 +113,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             provenance=provenance,
             left_out=left_out + others,
             shard=shard,
+            replay=replay,
         )
         scenarios = tuple(d.scenario for d in part.chosen(declarations))
         return cls(journal=RunJournal(folder), spec=spec, scenarios=scenarios)
@@ -235,7 +240,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         agent: Agent,
         models: Models,
         watch: Journal,
-        halt: FailFast | None = None,
+        halt: Halt | None = None,
         version: str = "",
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
@@ -248,10 +253,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         agent: Agent,
         models: Models,
         watch: Callable[[Run, int], Journal],
-        halt: FailFast | None = None,
+        halt: Halt | None = None,
         version: str = "",
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
+        pricing: Pricing = UNPRICED,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
@@ -260,7 +266,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         once it has a cause, and run.json says `stopped` with it; `version` is the agent's build,
         recorded in run.json. Then, unless stopped, with a baseline: its attempts of the scenarios
         whose claims, checks or judge changed judged again (`rejudge`), and with adaptive repeats
-        the further attempts of the scenarios the rule finds unclear."""
+        the further attempts of the scenarios the rule finds unclear. Each attempt is priced at
+        `pricing` as it ends."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
@@ -276,6 +283,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 )
             ),
             ahead=limits.concurrency * 2,
+            pricing=pricing,
+        )
+        once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
+        bench = msgspec.structs.replace(
+            bench, pairs=once.pairs(), verdicts=once.verdicts(self.journal.outcomes())
         )
         async with self.kept(agent):
             with self.journal.play(self.spec, version) as appended:

@@ -12,12 +12,16 @@ from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
+from convy.play.budget import Budget
 from convy.play.busy import Clock, WallClock
+from convy.play.price import PriceBook
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.shard import Slice
+from convy.project.traceurl import TraceUrl
 from convy.run.assembly import Project
+from convy.run.pricing import RunPrices
 from convy.run.run import Clients, Run, RunId
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
 from convy.store.runs import StoredRun
@@ -46,6 +50,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             patience=settings.patience,
             model_rpm=settings.model_rpm,
             agent_rpm=settings.agent_rpm,
+            budget=settings.budget,
         )
 
     async def play(
@@ -77,11 +82,19 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 self.left_out,
                 self.part,
                 settings.max_repeat,
+                settings.replay,
+            )
+            book = PriceBook(settings.price_table())
+            pricing = RunPrices(self.project, models, self.agent).pricing(book)
+            run = msgspec.structs.replace(
+                run, spec=msgspec.structs.replace(run.spec, price_library=book.library.version())
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
-            halt = FailFast() if settings.fail_fast else FailFast(0)
-            await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge)
+            halt = Budget(settings.budget, FailFast() if settings.fail_fast else FailFast(0))
+            if self.recorded is not None:
+                halt.earlier(run.journal.outcomes())
+            await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing)
             return run
 
 
@@ -103,6 +116,7 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             except (NewerFormat, ValueError) as error:
                 raise ConfigurationError(str(self.resume), str(error)) from None
         part = Slice.read(self.project.settings.shard)
+        TraceUrl(self.project.settings.trace_url).checked()
         declarations = self.project.declarations()
         self.project.check_models(declarations)
         left_out = self.project.left_out(declarations)

@@ -70,6 +70,8 @@ class Limits(Data, frozen=True, kw_only=True):
     patience: float = 300.0
     model_rpm: int = 0
     agent_rpm: int = 0
+    budget: float = 0.0
+    """The most USD the run could spend before no further attempt started (0: no budget)."""
 
 
 class Shard(Data, frozen=True, kw_only=True, omit_defaults=True):
@@ -102,6 +104,11 @@ class RunSpec(Data, frozen=True, kw_only=True):
     """The project's scenarios this run does not play (left out by `match`, or by `shard`: the
     other shards' scenarios): "not played" in a comparison, never "removed"."""
     shard: Shard = Shard()
+    replay: Literal["none", "user"] = "none"
+    """`user`: the baseline's simulated user was replayed while the agent answered as there."""
+    price_library: str = ""
+    """The price library the attempts' costs were worked out with, and its version
+    (`genai-prices 0.2.3`); "" when no price was looked up there."""
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""

@@ -4,6 +4,7 @@ command to show."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,9 @@ import msgspec
 from convy.data import Data
 from convy.play.outcome import Outcome
 from convy.store.journal import Damage, NewerFormat, RunFile, RunJournal
+
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]+")
+"""A run id, as a run's folder is named when it is made: UTC time and a short random part."""
 
 
 class Broken(Data, frozen=True, kw_only=True):
@@ -35,6 +39,13 @@ class StoredRun(msgspec.Struct, frozen=True):
     def key(self) -> str:
         """What names the run wherever its folder is unpacked: its agent and its start."""
         return f"{self.file.spec.agent}@{self.file.started}"
+
+    @property
+    def name(self) -> str:
+        """What names the run in another run's records (a reused verdict's `run`): its run id, the
+        name of its folder as it was made, or its key when the folder was unpacked under another
+        name (a downloaded baseline)."""
+        return self.folder.name if RUN_ID.fullmatch(self.folder.name) else self.key
 
     def outcomes(self) -> Iterator[Outcome]:
         return self.journal.outcomes()

@@ -88,7 +88,9 @@ class Ending(msgspec.Struct, frozen=True):
                 )
             case _:
                 artifact = 0
-        body = CommentMarkdown(reviewed.comparison, reviewed.decision, links, limit=LIMIT).text()
+        body = CommentMarkdown(
+            reviewed.comparison, reviewed.decision, reviewed.linked(links), limit=LIMIT
+        ).text()
         body = Marked(reviewed.comparison.now.agent, project.settings.comment_key).marked(body)
         AtomicFile(comment).write_text(body)
         self.log.shown("convy: the comparison", body)

@@ -35,6 +35,9 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     handover: Handover = msgspec.field(default_factory=Handover)
     clock: Clock = msgspec.field(default_factory=WallClock)
     """The time an OAuth2 token's life is counted in."""
+    traced: bool = True
+    """Whether each request of an attempt carries its trace in a `traceparent` header (the
+    trace-context setting); the agent card and the token endpoint never do."""
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -54,6 +57,7 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
             client=self.client,
             shown=self.shown,
             headers=self.headers,
+            traced=self.traced and not self.spec.names("traceparent"),
         )
 
     async def ready(self) -> str:

@@ -23,6 +23,8 @@ from convy.play.agent import AgentFailure, Answer, Message, SessionNotEnded
 from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.lanes import Handover
+from convy.play.outcome import SpanKind
+from convy.play.trace import TraceContext
 from convy.play.wire.dialect import Ask, Dialect, Resend
 from convy.play.wire.oauth import Tokens
 from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken, Undecodable
@@ -52,6 +54,9 @@ class Line(msgspec.Struct, frozen=True, kw_only=True):
     client: Callable[[], httpx.AsyncClient]
     shown: str
     headers: httpx.Headers
+    traced: bool = True
+    """Whether its requests carry the attempt's `traceparent` (trace-context; off too when the
+    agent file sets a `traceparent` header of its own, which then goes as it is)."""
 
     def masked(self) -> Masked:
         """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
@@ -100,7 +105,7 @@ class JsonConnection:
         start = self._agent.spec.session.start
         if start.given:
             try:
-                received = await self.received(self.calls.start_request(), "session_failed")
+                received = await self.received(self.calls.start_request(), "session_failed", "session_start")
                 self._session = self.calls.started(received)
             except RecursionError:
                 await self.let_go()
@@ -123,7 +128,7 @@ class JsonConnection:
         problem = ""
         if end.given and self._client is not None:
             try:
-                received = await self.received(self.calls.end_request(), "session_end")
+                received = await self.received(self.calls.end_request(), "session_end", "session_end")
                 problem = self.calls.ended(received)
             except AgentFailure as failure:
                 problem = failure.detail or failure.reason
@@ -194,7 +199,7 @@ class JsonConnection:
         headers = self.headers(ACCEPT[agent.spec.stream], dialect.headers())
         body = msgspec.json.encode(dialect.body(ask))
         sent = time.monotonic()
-        async with self.streamed("POST", url, body, headers) as response:
+        async with self.streamed("POST", url, body, headers, kind="turn") as response:
             return await self.read(response, sent)
 
     async def read(self, response: httpx.Response, sent: float) -> tuple[Reply, object]:
@@ -245,12 +250,14 @@ class JsonConnection:
         answer = msgspec.structs.replace(reply.answer, first=None if first is None else round(first, 4))
         return msgspec.structs.replace(reply, answer=answer), last
 
-    async def received(self, request: tuple[str, str, bytes | None], failed: str) -> Received:
+    async def received(
+        self, request: tuple[str, str, bytes | None], failed: str, kind: SpanKind
+    ) -> Received:
         """A session request's whole answer; AgentFailure(`failed`) when it could not be made."""
         method, url, body = request
         headers = self.headers()
         try:
-            async with self.streamed(method, url, body, headers, failed) as response:
+            async with self.streamed(method, url, body, headers, failed, kind) as response:
                 content = await Limited(MOST_BYTES).read(response)
                 return Received(response.status_code, response.headers, content or b"")
         except AgentFailure as failure:
@@ -262,20 +269,34 @@ class JsonConnection:
 
     @contextlib.asynccontextmanager
     async def streamed(
-        self, method: str, url: str, body: bytes | None, headers: httpx.Headers, what: str = ""
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: httpx.Headers,
+        what: str = "",
+        kind: SpanKind = "turn",
     ) -> AsyncIterator[httpx.Response]:
         """The agent's answer to one request, its status checked: Busy on a refusal (429, 503),
         AgentFailure on any other status that is not 2xx. With OAuth2 the token goes along, and a
-        401 renews it once and sends the request again (a 401 was refused unprocessed)."""
+        401 renews it once and sends the request again (a 401 was refused unprocessed). Each
+        request sent carries the attempt's trace with a span id of its own, recorded as a Span of
+        `kind` once it ends."""
         client = self._client
         if client is None:
             raise RuntimeError("the conversation is not open")
         tokens = self._agent.tokens
         shown = self._agent.shown_url(url)
+        trace = TraceContext.current()
         renewed = False
         while True:
             if tokens is not None:
                 headers["Authorization"] = f"Bearer {await tokens.token()}"
+            span = trace.span_id() if self._agent.traced else ""
+            if span:
+                headers["traceparent"] = trace.traceparent(span)
+            sent = time.monotonic()
+            status = 0
             try:
                 async with client.stream(method, url, content=body, headers=headers) as response:
                     status = response.status_code
@@ -301,6 +322,8 @@ class JsonConnection:
             except (httpx.HTTPError, ssl.SSLError, OSError) as error:
                 failed = type(error).__name__
                 raise AgentFailure("connection", f"the request to {shown} failed ({failed})") from None
+            finally:
+                trace.record(span, kind, sent, status)
 
     async def refused(self, response: httpx.Response, url: str) -> None:
         """Busy or AgentFailure for an answer that is not 2xx, with the agent's own words."""

@@ -201,6 +201,10 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     def __repr__(self) -> str:
         return f"AgentSpec(url={Shown(self.url).text!r}, headers={sorted(self.headers)!r})"
 
+    def names(self, header: str) -> bool:
+        """Whether the agent file sets the header `header` itself (in any case)."""
+        return any(name.lower() == header.lower() for name in self.headers)
+
     def verify(self, base: pathlib.Path) -> ssl.SSLContext | bool:
         """How the agent's connections check TLS: its Tls context when any of its URLs (the turns',
         a session's, the token endpoint's) is https; nothing to check (and no CA bundle to load)

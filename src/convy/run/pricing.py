@@ -1,0 +1,36 @@
+"""RunPrices: which models a run pays for — the simulated user's and the judge's by their names and
+base URLs (models.py's by name alone), the agent's by its `model` (agent-model, or the agent file's)
+and its URL — priced in a PriceBook."""
+
+from __future__ import annotations
+
+import msgspec
+
+from convy.play.agent import Agent
+from convy.play.model import Models
+from convy.play.price import PriceBook, Pricing
+from convy.play.wire.agent import JsonAgent
+from convy.run.assembly import Project
+
+
+class RunPrices(msgspec.Struct, frozen=True):
+    """A project's models and agent, as a run plays them."""
+
+    project: Project
+    models: Models
+    agent: Agent
+
+    def pricing(self, book: PriceBook) -> Pricing:
+        settings = self.project.settings
+        if (self.project.root / "models.py").exists():
+            user_url = judge_url = ""
+        else:
+            user_url, judge_url = settings.model_url, settings.judge_url or settings.model_url
+        match self.agent:
+            case JsonAgent(spec=spec):
+                agent = (spec.model, spec.url)
+            case _:
+                agent = (settings.agent_model, "")
+        return book.pricing(
+            (self.models.user.name, user_url), (self.models.judge.name, judge_url), agent
+        )
