@@ -10,9 +10,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-# Every dependency — the runtime ones and setuptools/wheel to build the package — at the version and
-# with the hashes of requirements.lock (regenerate it with the command at its top), wheels only, so
-# two jobs always run the same code. Its own layer: it changes only when the lock does.
+# Every dependency — the runtime ones, the otel extra's (otlp-endpoint) and setuptools/wheel to build
+# the package — at the version and with the hashes of requirements.lock (regenerate it with the
+# command at its top), wheels only, so two jobs always run the same code. Its own layer: it changes only when the lock does.
 COPY requirements.lock /opt/convy-action/requirements.lock
 RUN python -m pip install --no-cache-dir --require-hashes --only-binary=:all: \
         -r /opt/convy-action/requirements.lock
@@ -23,6 +23,6 @@ COPY pyproject.toml README.md /opt/convy-action/
 COPY src/ /opt/convy-action/src/
 RUN python -m pip install --no-cache-dir --no-index --no-deps --no-build-isolation /opt/convy-action \
     && rm -rf /opt/convy-action \
-    && python -c "import convy_action, convy.demo.servers"
+    && python -c "import convy_action, convy.demo.servers, opentelemetry.exporter.otlp.proto.http.trace_exporter"
 
 ENTRYPOINT ["/usr/local/bin/python", "-m", "convy_action"]

@@ -84,9 +84,17 @@ class Command:
         )
         Flags(ENGINE).add_to(estimate)
         estimate.add_argument("--baseline", default="", metavar="RUN", help="a run folder of the project")
-        export = commands.add_parser("export", help="write a run's tables as CSV and JSON Lines")
+        export = commands.add_parser(
+            "export", help="write a run's tables as CSV and JSON Lines, or send it to OpenTelemetry"
+        )
         export.add_argument("run_folder", metavar="RUN")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
+        export.add_argument(
+            "--otlp", default="", metavar="URL", help="send its traces to this OTLP/HTTP receiver instead"
+        )
+        export.add_argument(
+            "--header", action="append", default=[], metavar="'NAME: VALUE'", help="a header --otlp sends"
+        )
         return parser
 
     def exit_code(self) -> int:
@@ -349,11 +357,30 @@ class Command:
         from convy.draw.tables import Tables
 
         folder = Path(arguments.run_folder)
+        if arguments.otlp:
+            return self.sent(folder, arguments.otlp, tuple(arguments.header))
         run = self.stored(folder, str(folder))
         target = Path(arguments.to) if arguments.to else folder / "export"
         target.mkdir(parents=True, exist_ok=True)
         Tables(run, Summed.of(run).summary()).write(target)
         self._out.write(f"convy: wrote the tables of {folder} to {target}\n")
+        return EXIT_PASS
+
+    def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
+        """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
+        from convy.store.otlp import Collector, Refused
+        from convy.store.traces import RunTraces
+
+        collector = Collector.given(url, headers, ("--otlp", "--header"))
+        run = self.stored(folder, str(folder))
+        try:
+            sent = collector.send(RunTraces(run).attempts())
+        except Refused as error:
+            self._err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
+            return 1
+        shown = Untrusted(text=collector.endpoint.shown()).console(200)
+        traces = Plural(sent.traces, "trace").text()
+        self._out.write(f"convy: sent {traces} ({sent.spans} spans) to {shown}\n")
         return EXIT_PASS
 
     @contextlib.contextmanager

@@ -111,6 +111,7 @@ class Action:
             name = ArtifactName(settings.artifact_name, agent, settings.comment_key)
             name.check()
             checks.token()
+            checks.otlp()
             if settings.merge and not settings.artifact_name and not agent:
                 name = ArtifactName(merge.guessed(settings.comment_key), "")
             looked = Search(

@@ -1,6 +1,6 @@
 """The action's image is locked: requirements.lock pins every runtime dependency of pyproject.toml
-(and what builds the package) with hashes, the Dockerfile installs it with --require-hashes and
-fetches nothing else, and the lock is what its documented command regenerates."""
+and of its `otel` extra (and what builds the package) with hashes, the Dockerfile installs it with
+--require-hashes and fetches nothing else, and the lock is what its documented command regenerates."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parent.parent.parent
 LOCK = ROOT / "requirements.lock"
 COMMAND = (
-    "pip-compile --all-build-deps --allow-unsafe --generate-hashes --no-emit-find-links "
+    "pip-compile --all-build-deps --allow-unsafe --extra=otel --generate-hashes --no-emit-find-links "
     "--no-emit-index-url --output-file=requirements.lock --strip-extras pyproject.toml"
 )
+EXTRAS = ("otel",)
+"""The extras the image installs too: OpenTelemetry, for otlp-endpoint."""
 
 
 class Locked:
@@ -52,7 +54,9 @@ def project() -> dict[str, object]:
 
 def test_the_lock_pins_exactly_pyproject_s_dependencies_within_their_ranges() -> None:
     locked = Locked(LOCK.read_text())
-    wanted = [Requirement(text) for text in project()["project"]["dependencies"]]  # type: ignore[index]
+    declared = project()["project"]
+    extras = [text for extra in EXTRAS for text in declared["optional-dependencies"][extra]]  # type: ignore[index]
+    wanted = [Requirement(text) for text in [*declared["dependencies"], *extras]]  # type: ignore[index]
     assert locked.direct("pyproject.toml") == {canonicalize_name(r.name) for r in wanted}
     for requirement in wanted:
         version = locked.pins[canonicalize_name(requirement.name)]

@@ -49,7 +49,7 @@ def test_every_setting_is_described_and_belongs_to_the_engine_or_the_action() ->
     assert list(DESCRIPTIONS) == names
     assert list(ENGINE + ACTION) == names
     assert all(DESCRIPTIONS[name] for name in names)
-    assert {"model-key", "judge-key", "github-token", "agent-headers"} == SECRETS
+    assert {"model-key", "judge-key", "github-token", "agent-headers", "otlp-headers"} == SECRETS
 
 
 def test_a_setting_has_one_name_everywhere() -> None:

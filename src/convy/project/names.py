@@ -111,6 +111,11 @@ DESCRIPTIONS: dict[str, str] = {
         "play nothing"
     ),
     "demo": "play the bundled example project against a built-in demo agent, without keys or network",
+    "otlp-endpoint": (
+        "send the run to this OpenTelemetry receiver over OTLP/HTTP after the gate, one trace per attempt "
+        "(e.g. http://phoenix:6006); a failure is a warning"
+    ),
+    "otlp-headers": "the headers otlp-endpoint needs, one `Name: value` per line (secret)",
 }
 # The settings of the engine (convy run); the others belong to the action.
 ENGINE: tuple[str, ...] = (
@@ -175,8 +180,12 @@ ACTION: tuple[str, ...] = (
     "dry-run",
     "estimate",
     "demo",
+    "otlp-endpoint",
+    "otlp-headers",
 )
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).
-SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "github-token", "agent-headers"})
+SECRETS: frozenset[str] = frozenset(
+    {"model-key", "judge-key", "github-token", "agent-headers", "otlp-headers"}
+)
 # The settings that define the models: with a models.py as well, the project is exit 2.
 MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model", "judge-url", "judge-key")

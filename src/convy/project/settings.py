@@ -88,6 +88,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     dry_run: bool = False
     estimate: bool = False
     demo: bool = False
+    otlp_endpoint: str = ""
+    otlp_headers: str = ""
 
     def __repr__(self) -> str:
         shown = ", ".join(

@@ -129,7 +129,31 @@ class Ending(msgspec.Struct, frozen=True):
                     artifact_id=artifact,
                 ).values()
             )
+        self.sent(reviewed, project)
         return decision.exit_code
+
+    def sent(self, reviewed: Reviewed, project: Project) -> None:
+        """The run sent to otlp-endpoint, when there is one, after the gate: a failure is a warning,
+        never another exit code (the run folder has everything)."""
+        settings = project.settings
+        if not settings.otlp_endpoint:
+            return
+        from convy.draw.untrusted import Untrusted
+        from convy.errors import ConfigurationError
+        from convy.store.otlp import Collector, Refused
+        from convy.store.traces import RunTraces
+
+        try:
+            collector = Collector.given(
+                settings.otlp_endpoint, (settings.otlp_headers,), ("otlp-endpoint", "otlp-headers")
+            )
+            sent = collector.send(RunTraces(reviewed.run).attempts())
+        except (Refused, ConfigurationError) as error:
+            why = Untrusted(text=str(error)).console(400)
+            self.log.warning(f"the run was not sent to otlp-endpoint: {why}")
+            return
+        where = Untrusted(text=collector.endpoint.shown()).console(200)
+        self.log.line(f"convy: sent {sent.traces} traces ({sent.spans} spans) to {where}")
 
     def told(self, shelved: Shelved) -> None:
         """What became of the run folder, in the log."""

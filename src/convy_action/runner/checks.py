@@ -39,6 +39,14 @@ class Checks(msgspec.Struct, frozen=True):
                 "(the runner gives them to actions started with `uses:`)",
             )
 
+    def otlp(self) -> None:
+        """ConfigurationError when otlp-endpoint is not a URL or an otlp-headers line not a header."""
+        if self.settings.otlp_endpoint:
+            from convy.store.otlp import Collector
+
+            lines = (self.settings.otlp_headers,)
+            Collector.given(self.settings.otlp_endpoint, lines, ("otlp-endpoint", "otlp-headers"))
+
     def token(self) -> None:
         """ConfigurationError when GitHub must be asked (the comment, the baseline) without a token."""
         settings, event = self.settings, self.event

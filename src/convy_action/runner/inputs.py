@@ -67,7 +67,7 @@ class Inputs(msgspec.Struct, frozen=True):
 
 
 class Masks(msgspec.Struct, frozen=True):
-    """The values of the secret inputs (model-key, judge-key, github-token, agent-headers) wherever
+    """The values of the secret inputs (model-key, judge-key, github-token, the headers) wherever
     they were given — flags, `INPUT_*`, `CONVY_*` — each line of a multi-line one, and each header's
     value; only those of 8 characters or more (shorter ones are not secrets worth corrupting every
     message of the log for)."""
@@ -85,7 +85,7 @@ class Masks(msgspec.Struct, frozen=True):
                 for line in value.splitlines():
                     found.append(line.strip())
                     _, colon, rest = line.partition(":")
-                    if name == "agent-headers" and colon:
+                    if name in ("agent-headers", "otlp-headers") and colon:
                         found.append(rest.strip())
                         found.append(rest.strip().removeprefix("Bearer ").strip())
         shown: list[str] = []
