@@ -104,3 +104,34 @@ def test_an_unchanged_answer_replays_the_user_to_its_end_and_an_attempt_without_
     assert replayed.user_usage is not None and replayed.user_usage.input == 0
     assert [t.user for t in unpaired.turns] == ["one", "two"] and not any(t.replayed for t in unpaired.turns)
     assert len(user.asked) == 3, "only the attempt without a pair asked the user model"
+
+
+def test_the_token_medians_count_only_the_attempts_that_asked_the_model() -> None:
+    from convy.compare.summary import Summed
+    from convy.play.agent import Usage
+    from convy.play.outcome import Reused
+    from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+
+    def line(index: int, reused: bool, replayed: bool) -> Outcome:
+        return Outcome(
+            scenario="greet",
+            index=index,
+            fingerprint="f",
+            turns=(Turn(user="hello", agent="hi", seconds=0.1, replayed=replayed),),
+            seconds=0.2,
+            decision=Verdict(holds=True, claims=()),
+            user_usage=Usage(input=0, output=0) if replayed else Usage(input=300, output=20),
+            judge_usage=Usage(input=0, output=0) if reused else Usage(input=500, output=40),
+            reused=Reused(run="before", scenario="greet", index=index) if reused else None,
+        )
+
+    spec = RunSpec(
+        agent="bot",
+        repeat=4,
+        scenarios=(ScenarioEntry(name="greet", fingerprint="f", file="g.yaml", line=1),),
+    )
+    file = RunFile(format=1, spec=spec, status="finished", started="2026-12-02T10:00:00Z")
+    outcomes = [line(0, False, False), line(1, True, True), line(2, True, True), line(3, True, False)]
+    summary = Summed(file, "results/bot/run", outcomes).summary()
+    assert summary.judge_tokens.count == 1 and summary.judge_tokens.median == 540
+    assert summary.user_tokens.count == 2 and summary.user_tokens.median == 320

@@ -326,8 +326,12 @@ class Summing(msgspec.Struct):
         usages = [turn.usage for turn in outcome.turns]
         self.agent_input.add(self.total(usages, "input"))
         self.agent_output.add(self.total(usages, "output"))
-        self.user.add(self.both(outcome.user_usage))
-        self.judge.add(self.both(outcome.judge_usage))
+        # the model tokens of an attempt that asked the model: a reused verdict asked no judge, a
+        # dialogue replayed whole no user model (their 0 tokens would pull the median down)
+        if not outcome.turns or not all(turn.replayed for turn in outcome.turns):
+            self.user.add(self.both(outcome.user_usage))
+        if outcome.reused is None:
+            self.judge.add(self.both(outcome.judge_usage))
 
     def total(self, usages: list[Usage | None], side: str) -> float | None:
         """The sum over an attempt's turns; unknown when any turn did not report it."""
