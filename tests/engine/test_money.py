@@ -229,7 +229,7 @@ def test_the_budget_stops_starting_attempts_and_the_run_is_inconclusive(tmp_path
     # none starts once the first's cost is known
     assert len(played_lines) <= 2, "none starts once spent + median passes the budget"
     judged = sum(1 for line in played_lines if not line["reused"])
-    assert asked == len(played_lines) + judged, "each played attempt's user call and judge call (unless reused)"
+    assert asked == len(played_lines) + judged, "a user call each, a judge call unless reused"
     assert "stopped: budget of $0.0015 reached after ≥ $" in done.stdout, "the agent has no price"
     assert "inconclusive" in done.stdout.lower()
 
