@@ -11,16 +11,21 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from convy.play.agent import Usage
-from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Reused, Turn, Verdict
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Reused, Span, Turn, Verdict
+from convy.play.wire.agent import JsonAgent
 from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
 from convy.store.otlp import Collector, Endpoint, Headers, Refused
 from convy.store.runs import Runs, StoredRun
 from convy.store.traces import RunTraces
 from tests.engine.test_cli import convy, only_run
+from tests.engine.test_oauth import threads
+from tests.engine.test_trace import played
 from tests.servers.otlp import OtlpReceiver, ReceivedSpan
+from tests.servers.threads import ThreadServer
 
 SPEC = RunSpec(
     agent="support",
@@ -176,6 +181,136 @@ def test_each_attempt_is_a_trace_with_its_recorded_ids_the_genai_attributes_and_
         and claims[0].attributes["convy.claim.check"] is False
     )
     assert all(c.at == head.end for c in claims)
+
+
+START, REFUSED, ANSWERED, NEXT, END = (
+    "1111111111111111",
+    "2222222222222222",
+    "3333333333333333",
+    "4444444444444444",
+    "5555555555555555",
+)
+SESSION = Outcome(
+    scenario="refund",
+    index=0,
+    fingerprint="f-refund",
+    turns=(
+        Turn(user="Hi", agent="Hello.", seconds=0.5, usage=Usage(input=3, output=4), span_id=ANSWERED),
+        Turn(user="Refund 4411", agent="Refunded.", seconds=0.25, span_id=NEXT),
+    ),
+    seconds=3.0,
+    decision=Verdict(holds=True, claims=(ClaimResult(claim="It refunds.", passed=True),)),
+    user_usage=Usage(input=100, output=7),
+    judge_usage=Usage(input=300, output=40),
+    started="2026-11-30T18:30:00Z",
+    trace_id=TRACE,
+    spans=(
+        Span(span_id=START, kind="session_start", at=0.125, seconds=0.25, status=201),
+        Span(span_id=REFUSED, kind="turn", at=0.5, seconds=0.125, status=401),
+        Span(span_id=ANSWERED, kind="turn", at=0.75, seconds=0.5, status=200),
+        Span(span_id=NEXT, kind="turn", at=1.5, seconds=0.25, status=200),
+        Span(span_id=END, kind="session_end", at=2.0, seconds=0.0625, status=204),
+    ),
+)
+
+
+def test_each_recorded_agent_request_is_a_span_with_its_id_kind_times_and_status(tmp_path: Path) -> None:
+    run = stored(tmp_path / "support" / "run-1", (SESSION,))
+    with OtlpReceiver() as receiver:
+        sent = Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+    assert sent.spans == len(receiver.spans) == 8  # root, 5 requests, user, judge
+    head = root(receiver.spans)
+    start = int(datetime(2026, 11, 30, 18, 30, tzinfo=UTC).timestamp()) * SECONDS
+    assert (head.trace_id, head.start, head.end) == (TRACE, start, start + 3 * SECONDS)
+    requests = sorted((s for s in receiver.spans if s.name.startswith("agent ")), key=lambda s: s.start)
+    at = {s.span_id: (s.at, s.seconds) for s in SESSION.spans}
+    assert [
+        (s.span_id, s.name, s.start, s.end, s.attributes.get("http.response.status_code"), s.status)
+        for s in requests
+    ] == [
+        (START, "agent session start", start + SECONDS // 8, start + 3 * SECONDS // 8, 201, 1),
+        (REFUSED, "agent turn 1 (sent again)", start + SECONDS // 2, start + 5 * SECONDS // 8, 401, 2),
+        (ANSWERED, "agent turn 1", start + 3 * SECONDS // 4, start + 5 * SECONDS // 4, 200, 1),
+        (NEXT, "agent turn 2", start + 3 * SECONDS // 2, start + 7 * SECONDS // 4, 200, 1),
+        (END, "agent session end", start + 2 * SECONDS, start + 2 * SECONDS + SECONDS // 16, 204, 1),
+    ]
+    assert set(at) == {s.span_id for s in requests}
+    assert all(s.parent_id == head.span_id and s.kind == 3 for s in requests)  # CLIENT, under the root
+    refused, answered, second = requests[1:4]
+    assert refused.message == "HTTP 401" and refused.attributes["convy.turn"] == 1
+    assert "input.value" not in refused.attributes
+    assert (answered.attributes["input.value"], answered.attributes["output.value"]) == ("Hi", "Hello.")
+    assert answered.attributes["gen_ai.usage.output_tokens"] == 4
+    assert (second.attributes["input.value"], second.attributes["output.value"]) == (
+        "Refund 4411",
+        "Refunded.",
+    )
+    # the models in the gaps: the user's over the dialogue, the judge's after the session's end
+    user = next(s for s in receiver.spans if s.attributes.get("convy.role") == "user")
+    judge = next(s for s in receiver.spans if s.attributes.get("convy.role") == "judge")
+    assert (user.start, user.end) == (requests[0].end, requests[-1].start)
+    assert (judge.start, judge.end) == (requests[-1].end, head.end)
+    assert user.attributes["gen_ai.usage.input_tokens"] == 100
+
+
+def test_a_turn_that_failed_the_attempt_is_its_last_request_with_no_answer(tmp_path: Path) -> None:
+    failed = Outcome(
+        scenario="refund",
+        index=0,
+        fingerprint="f-refund",
+        turns=(Turn(user="Hi", agent="Hello.", seconds=0.5, span_id=ANSWERED),),
+        seconds=2.0,
+        decision=Failed(reason="timeout"),
+        user_usage=Usage(input=10),
+        started="2026-11-30T18:30:00Z",
+        trace_id=TRACE,
+        spans=(
+            Span(span_id=ANSWERED, kind="turn", at=0.25, seconds=0.5, status=200),
+            Span(span_id=REFUSED, kind="turn", at=1.0, seconds=0.25, status=503),
+            Span(span_id=NEXT, kind="turn", at=1.5, seconds=0.5, status=0),
+        ),
+    )
+    run = stored(tmp_path / "support" / "run-1", (failed,))
+    (attempt,) = list(RunTraces(run).attempts())
+    spans = attempt.spans()
+    assert [(s.name, s.span_id, s.error) for s in spans[1:]] == [
+        ("chat gpt-user", attempt.ids.span("user"), ""),
+        ("agent turn 1", ANSWERED, ""),
+        ("agent turn 2 (sent again)", REFUSED, "HTTP 503"),
+        ("agent turn 2", NEXT, "no answer"),
+    ]
+    assert "http.response.status_code" not in spans[-1].attributes and spans[-1].attributes["convy.turn"] == 2
+    assert spans[1].end == spans[0].end == spans[-1].end  # no judge: the user's calls go to the end
+
+
+def test_a_real_session_run_sends_every_request_it_recorded(tmp_path: Path) -> None:
+    with ThreadServer(auth=True, refused_tokens=1) as server:
+        outcome = played(JsonAgent(threads(server), 5.0), "Hi", "Where is my order?", ready=True)
+    kinds = [(s.kind, s.status) for s in outcome.spans]
+    assert kinds == [("session_start", 401), ("session_start", 200), ("turn", 200), ("turn", 200),
+                     ("session_end", 204)]  # fmt: skip
+    named = msgspec.structs.replace(outcome, scenario="refund", fingerprint="f-refund")  # as SPEC names it
+    run = stored(tmp_path / "support" / "run-1", (named,))
+    with OtlpReceiver() as receiver:
+        Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+    head = root(receiver.spans)
+    assert head.trace_id == outcome.trace_id
+    requests = {s.span_id: s for s in receiver.spans if s.name.startswith("agent ")}
+    assert set(requests) == {s.span_id for s in outcome.spans}
+    assert [requests[s.span_id].name for s in outcome.spans] == [
+        "agent session start",
+        "agent session start",
+        "agent turn 1",
+        "agent turn 2",
+        "agent session end",
+    ]
+    assert [requests[s.span_id].status for s in outcome.spans] == [2, 1, 1, 1, 1]
+    assert all(s.parent_id == head.span_id and s.trace_id == outcome.trace_id for s in requests.values())
+    assert [requests[turn.span_id].attributes["output.value"] for turn in outcome.turns] == [
+        turn.agent for turn in outcome.turns
+    ]
+    starts = [requests[s.span_id].start for s in outcome.spans]
+    assert starts == sorted(starts) and all(head.start <= at <= head.end for at in starts)
 
 
 def test_attempts_without_recorded_ids_get_their_own_stable_ones_and_their_failures_show(

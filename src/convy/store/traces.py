@@ -4,9 +4,12 @@ the attempt with each claim's decision as an event, a span per agent request (th
 `traceparent` carried), one span for the simulated user's model calls and one for the judge's, with
 the GenAI semantic conventions. otlp.py sends them; this module only says what they are.
 
-Only whole-attempt times are recorded (the attempt's start and seconds, each turn's seconds), so the
-spans are laid out in time: the time not spent in agent requests is shared equally between the model
-calls — the user's before each agent request, the judge's after the last (decision 34)."""
+An attempt line that records its agent requests (`spans`: every request sent, its span id, when,
+how long, its status) gives a span for each with its real times, the model calls in the gaps
+between them. An older line records whole-attempt times only (the attempt's start and seconds, each
+turn's seconds), so its spans are laid out in time: the time not spent in agent requests is shared
+equally between the model calls — the user's before each agent request, the judge's after the last
+(decision 34)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import msgspec
 
 from convy.play.agent import Usage
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.play.outcome import Span as Request
 from convy.store.runs import StoredRun
 
 Value = str | bool | int | float
@@ -83,6 +87,11 @@ class Ids(msgspec.Struct, frozen=True, kw_only=True):
         given = turn.span_id
         return given if SPAN_ID.fullmatch(given) and set(given) != {"0"} else self.span(f"turn {number}")
 
+    def sent(self, request: Request, position: int) -> str:
+        """The span id of the attempt's agent request at `position` (from 0) of its line's `spans`."""
+        given = request.span_id
+        return given if SPAN_ID.fullmatch(given) and set(given) != {"0"} else self.span(f"request {position}")
+
 
 class Models(msgspec.Struct, frozen=True, kw_only=True):
     """The run's models by name, and the agent's, as run.json records them."""
@@ -102,8 +111,78 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
     """When the attempt started if its line does not say (run.json's start)."""
 
     def spans(self) -> tuple[Span, ...]:
+        """The root, then its children: the agent requests the line recorded, with their own times,
+        when it holds each turn's answered one; else the requests and model calls laid out."""
         outcome = self.outcome
         start = Moment((outcome.started, self.fallback)).nanos()
+        children = self.recorded(start) if outcome.spans and self.matched() else self.laid_out(start)
+        end = max([start + int(max(outcome.seconds, 0.0) * NANOS), *(span.end for span in children)])
+        head = Span(
+            name=f"{outcome.scenario} #{outcome.index}",
+            trace_id=self.ids.trace(),
+            span_id=self.ids.span("attempt"),
+            start=start,
+            end=end,
+            attributes=self.attributes(),
+            events=tuple(self.claims(end)),
+            error=self.error(),
+        )
+        return (head, *children)
+
+    def matched(self) -> bool:
+        """Whether the recorded requests hold each turn's answered one, in order: always, as convy
+        records them; a line that does not (edited by hand) is laid out as an older one."""
+        sent = iter(request.span_id for request in self.outcome.spans if request.kind == "turn")
+        return all(turn.span_id in sent for turn in self.outcome.turns)
+
+    def recorded(self, start: int) -> list[Span]:
+        """A span per recorded agent request, at the attempt's start + its `at`, for its `seconds`;
+        the user's calls over the dialogue — from the end of the requests before the first turn
+        (its session's start) to the start of its session's end, else to the end of the last request
+        (of the attempt, when the judge was not asked) — and the judge's from the end of the last
+        request to the attempt's end (decision 34)."""
+        outcome = self.outcome
+        trace, root = self.ids.trace(), self.ids.span("attempt")
+        requests: list[Span] = []
+        number = 1
+        turns = [request.kind == "turn" for request in outcome.spans]
+        for position, request in enumerate(outcome.spans):
+            begun = start + int(max(request.at, 0.0) * NANOS)
+            ended = begun + int(max(request.seconds, 0.0) * NANOS)
+            if request.kind != "turn":
+                name = "agent session start" if request.kind == "session_start" else "agent session end"
+                requests.append(self.other(request, name, position, begun, ended))
+                continue
+            answered = outcome.turns[number - 1] if number <= len(outcome.turns) else None
+            if answered is not None and answered.span_id == request.span_id:
+                requests.append(self.request(answered, number, trace, root, begun, ended, request.status))
+                number += 1
+                continue
+            again = any(turns[position + 1 :])
+            name = f"agent turn {number}" + (" (sent again)" if again else "")
+            requests.append(self.other(request, name, position, begun, ended, number))
+        spans: list[Span] = []
+        total = start + int(max(outcome.seconds, 0.0) * NANOS)
+        last = max([start, *(span.end for span in requests)])
+        judged = self.judged()
+        if outcome.turns or outcome.user_usage is not None:
+            first = next((at for at, turn in enumerate(turns) if turn), len(turns))
+            began = max([start, *(span.end for span in requests[:first])])
+            sent = zip(requests, outcome.spans, strict=True)
+            ending = (span.start for span, request in sent if request.kind == "session_end")
+            ends = next(ending, last if judged else max(last, total))
+            user = self.model("user", self.models.user, outcome.user_usage, began, max(began, ends), root)
+            spans.append(user)
+        spans.extend(requests)
+        if judged:
+            judge = self.model("judge", self.models.judge, outcome.judge_usage, last, max(last, total), root)
+            spans.append(judge)
+        return spans
+
+    def laid_out(self, start: int) -> list[Span]:
+        """The agent requests and model calls of a line that did not record its requests: the time
+        not spent in agent requests shared equally between the model calls (decision 34)."""
+        outcome = self.outcome
         total = int(max(outcome.seconds, 0.0) * NANOS)
         asked = [int(max(turn.seconds, 0.0) * NANOS) for turn in outcome.turns]
         judged = self.judged()
@@ -124,17 +203,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         end = max(start + total, dialogue)
         if judged:
             spans.append(self.model("judge", self.models.judge, outcome.judge_usage, dialogue, end, root))
-        head = Span(
-            name=f"{outcome.scenario} #{outcome.index}",
-            trace_id=trace,
-            span_id=root,
-            start=start,
-            end=end,
-            attributes=self.attributes(),
-            events=tuple(self.claims(end)),
-            error=self.error(),
-        )
-        return (head, *spans)
+        return spans
 
     def judged(self) -> bool:
         """Whether the judge was asked: not for a reused verdict; else when its tokens were recorded,
@@ -206,8 +275,11 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             case _:
                 return
 
-    def request(self, turn: Turn, number: int, trace: str, root: str, start: int, end: int) -> Span:
-        """The agent request that got turn `number`'s answer (the user's message in, the answer out)."""
+    def request(
+        self, turn: Turn, number: int, trace: str, root: str, start: int, end: int, status: int = 0
+    ) -> Span:
+        """The agent request that got turn `number`'s answer (the user's message in, the answer out)
+        and its HTTP `status` when recorded."""
         found: dict[str, Value] = {
             "convy.turn": number,
             "input.value": turn.user,
@@ -215,6 +287,8 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         }
         if self.models.agent:
             found["convy.agent"] = self.models.agent
+        if status:
+            found["http.response.status_code"] = status
         if turn.first is not None:
             found["convy.first_token_seconds"] = turn.first
         if turn.replayed:
@@ -229,6 +303,28 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             start=start,
             end=end,
             attributes=found,
+            error=Status(status).error() if status else "",
+        )
+
+    def other(self, request: Request, name: str, position: int, start: int, end: int, turn: int = 0) -> Span:
+        """A recorded agent request (at `position`) that got no turn's answer: its session's start or
+        end, or a request of turn `turn` sent again after it (a 401, 429 or 503, a lesson) or that
+        failed the attempt."""
+        found: dict[str, Value] = {"convy.turn": turn} if turn else {}
+        if self.models.agent:
+            found["convy.agent"] = self.models.agent
+        if request.status:
+            found["http.response.status_code"] = request.status
+        return Span(
+            name=name,
+            trace_id=self.ids.trace(),
+            span_id=self.ids.sent(request, position),
+            parent_id=self.ids.span("attempt"),
+            kind="client",
+            start=start,
+            end=end,
+            attributes=found,
+            error=Status(request.status).error(),
         )
 
     def model(self, role: str, name: str, usage: Usage | None, start: int, end: int, root: str) -> Span:
@@ -262,6 +358,18 @@ class Tokens(msgspec.Struct, frozen=True):
         if self.usage is not None and self.usage.output is not None:
             found["gen_ai.usage.output_tokens"] = self.usage.output
         return found
+
+
+class Status(msgspec.Struct, frozen=True):
+    """An agent request's HTTP status as a span's error: `HTTP 401` from 400 on, `no answer` for 0
+    (none came), "" for any other."""
+
+    code: int
+
+    def error(self) -> str:
+        if self.code == 0:
+            return "no answer"
+        return f"HTTP {self.code}" if self.code >= 400 else ""
 
 
 class Moment(msgspec.Struct, frozen=True):
