@@ -213,7 +213,7 @@ def test_every_table_cell_is_labelled_by_its_column_for_a_narrow_screen() -> Non
     assert re.search(
         r"@media \(max-width: 640px\)[^@]*table\.cards td::before \{\s*content: attr\(data-label\)", html
     )
-    assert "details.window:target::details-content { content-visibility: visible; }" in html
+    assert "details:is(.window, .diff):target::details-content { content-visibility: visible; }" in html
 
 
 def test_the_figures_are_the_models_own() -> None:
