@@ -79,7 +79,9 @@ def table(
     assert isinstance(before_judged, tuple) and isinstance(now_judged, tuple) and isinstance(total, int)
     sizes = (now[0], now[1] - now[0], now[2] - now[1])[: len(now_judged)]
     base_sizes: tuple[int, ...] = (
-        (base,) if isinstance(base, int) else (1, base[0][1] - 1, base[0][2] - base[0][1])[: len(before_judged)]
+        (base,)
+        if isinstance(base, int)
+        else (1, base[0][1] - 1, base[0][2] - base[0][1])[: len(before_judged)]
     )
     for now_split in itertools.product(*(range(s + 1) for s in sizes)):
         if sum(now_split) != c:
@@ -88,13 +90,23 @@ def table(
             if sum(old_split) != total - c:
                 continue
             b = total - c
-            old_bits = tuple(bit for held, size in zip(old_split, base_sizes, strict=True) for bit in [1] * held + [0] * (size - held))
-            new_bits = tuple(bit for held, size in zip(now_split, sizes, strict=True) for bit in [1] * held + [0] * (size - held))
-            if not isinstance(base, int) and played(old_bits + (0,) * 9, base[0], base[1])[: len(base_sizes)] != tuple(
-                zip(old_split, base_sizes, strict=True)
-            ):
+            old_bits = tuple(
+                bit
+                for held, size in zip(old_split, base_sizes, strict=True)
+                for bit in [1] * held + [0] * (size - held)
+            )
+            new_bits = tuple(
+                bit
+                for held, size in zip(now_split, sizes, strict=True)
+                for bit in [1] * held + [0] * (size - held)
+            )
+            if not isinstance(base, int) and played(old_bits + (0,) * 9, base[0], base[1])[
+                : len(base_sizes)
+            ] != tuple(zip(old_split, base_sizes, strict=True)):
                 continue
-            if not isinstance(base, int) and len(played(old_bits + (0,) * 9, base[0], base[1])) != len(base_sizes):
+            if not isinstance(base, int) and len(played(old_bits + (0,) * 9, base[0], base[1])) != len(
+                base_sizes
+            ):
                 continue
             decided = (b, sum(base_sizes)) if against is None else against
             if played(new_bits + (0,) * 9, now, decided) != tuple(zip(now_split, sizes, strict=True)):
@@ -149,7 +161,11 @@ def test_the_staged_distribution_is_the_conditional_one_of_the_design(
             weights = sum(distribution.weights)
             for value, expected in cell.items():
                 index = value - distribution.start
-                got = Fraction(distribution.weights[index], weights) if 0 <= index < len(distribution.weights) else 0
+                got = (
+                    Fraction(distribution.weights[index], weights)
+                    if 0 <= index < len(distribution.weights)
+                    else 0
+                )
                 assert got == expected / mass, (base, now, against, key, c, value)
             checked += 1
     assert checked > 10

@@ -85,3 +85,7 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
+    stages: tuple[Tally, ...] = ()
+    """In a staged run, each stage's attempts up to the last it reached (decision 28)."""
+    against: Tally | None = None
+    """In a staged run, the baseline's tally its stages were decided against (None: played plainly)."""

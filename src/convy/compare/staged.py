@@ -10,10 +10,20 @@ from __future__ import annotations
 import math
 
 from convy.compare.adaptive import Unclear
+from convy.compare.parts import ScenarioSummary
 from convy.compare.statistics import Distribution, Table, Tally
+from convy.compare.summary import Summary
 from convy.data import Data
 
 EMPTY = Tally(held=0, judged=0)
+
+
+def read(baseline: Summary, scenario: ScenarioSummary) -> Tally:
+    """A baseline's scenario as a comparison reads it, and a staged run decides against: every
+    judged attempt, but only the first round of a baseline that played adaptive repeats in two
+    rounds (decision 17: its further attempts were chosen against an older run)."""
+    rounds = baseline.max_repeat > baseline.repeat and not baseline.stages
+    return scenario.first if rounds else scenario.tally
 
 
 class Stages(Data, frozen=True, kw_only=True):
@@ -128,23 +138,26 @@ class Staged(Table, frozen=True, kw_only=True):
 
     def distribution(self) -> Distribution:
         plain = super().distribution()
-        if self.played.total() != self.now or (self.before is not None and self.before.total() != self.baseline):
+        if self.played.total() != self.now:
             return plain
+        prior = self.before
+        if prior is not None and (prior.total() != self.baseline or not prior.follows(EMPTY, False)):
+            prior = None  # the baseline's stages are not the rule's (re-judged, say): read it plainly
         for settled in (True, False):
-            if self.played.follows(self.baseline, settled) and (
-                self.before is None or self.before.follows(EMPTY, settled)
-            ):
-                return self.weighed(settled) or plain
+            if self.played.follows(self.baseline, settled):
+                ended = prior is not None and prior.follows(EMPTY, True)
+                return self.weighed(prior, settled, ended) or plain
         return plain
 
-    def weighed(self, settled: bool) -> Distribution | None:
-        """The conditional distribution, or None when the observed tallies have no weight in it."""
+    def weighed(self, prior: Played | None, settled: bool, ended: bool) -> Distribution | None:
+        """The conditional distribution (`settled`: this run's last stop held against the
+        arrangements; `ended`: the baseline's), or None when the observed tallies have no weight."""
         total = self.now.held + self.baseline.held
         base = self.baseline.judged
-        if self.before is None:
+        if prior is None:
             earlier = {held: math.comb(base, held) for held in range(base + 1)}
         else:
-            earlier = self.before.ways(EMPTY, settled)
+            earlier = prior.ways(EMPTY, ended)
         start = max(0, total - base)
         weights: list[int] = []
         for held in range(start, min(total, self.now.judged) + 1):
@@ -155,4 +168,3 @@ class Staged(Table, frozen=True, kw_only=True):
         if not 0 <= place < len(weights) or weights[place] == 0:
             return None
         return Distribution(start=start, weights=tuple(weights))
-

@@ -79,6 +79,14 @@ class Summary(Data, frozen=True, kw_only=True):
     averaged: bool = False
     """The scenarios have different numbers of judged attempts, so the pass rate is their shares'
     mean, not the pooled tally's share."""
+    stages: tuple[int, ...] = ()
+    """Where the stages of a staged run end (1, repeat, max-repeat); empty: none (decision 28)."""
+    decided: str = ""
+    """The baseline run (its key) a staged run's stages were decided against."""
+
+    def key(self) -> str:
+        """What names the run wherever its folder is unpacked (StoredRun.key): agent and start."""
+        return f"{self.agent}@{self.started}"
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
@@ -103,7 +111,7 @@ class Summed(msgspec.Struct, frozen=True):
 
     def summary(self) -> Summary:
         spec = self.file.spec
-        summing = Summing(repeat=spec.repeat)
+        summing = Summing(repeat=spec.repeat, ends=spec.stages)
         judged_again = 0
         tokens: list[int] = []
         for outcome in self.outcomes:
@@ -176,4 +184,6 @@ class Summed(msgspec.Struct, frozen=True):
             stopped=self.file.reason if self.file.status == "stopped" else "",
             agent_version=self.file.agent_version,
             rejudging=again,
+            stages=spec.stages,
+            decided=spec.baseline,
         )

@@ -90,6 +90,8 @@ class ScenarioCount(msgspec.Struct):
     """A scenario's attempts, counted while they stream past."""
 
     repeat: int = 0
+    ends: tuple[int, ...] = ()
+    """Where a staged run's stages end (decision 28); empty: no stages."""
     attempts: int = 0
     held: int = 0
     judged: int = 0
@@ -99,10 +101,24 @@ class ScenarioCount(msgspec.Struct):
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
     seconds: Figures = msgspec.field(default_factory=Figures)
+    staged: dict[int, Tally] = msgspec.field(default_factory=dict)
+    """Each stage's attempts judged and held, by the stage's place (those with any attempt)."""
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
         self.seconds.add(outcome.seconds)
+        if self.ends:
+            last = len(self.ends) - 1
+            stage = next((place for place, end in enumerate(self.ends) if outcome.index < end), last)
+            tally = self.staged.get(stage, Tally(held=0, judged=0))
+            match outcome.decision:
+                case Verdict(holds=holds):
+                    tally = tally.plus(Tally(held=int(holds), judged=1))
+                case Failed():
+                    tally = tally.plus(Tally(held=0, judged=1))
+                case NoVerdict():
+                    pass
+            self.staged[stage] = tally
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
@@ -154,6 +170,13 @@ class ScenarioCount(msgspec.Struct):
             failing=failing,
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
+            stages=tuple(
+                self.staged.get(stage, Tally(held=0, judged=0))
+                for stage in range(max(self.staged, default=-1) + 1)
+            ),
+            against=None
+            if entry.against is None
+            else Tally(held=entry.against.held, judged=entry.against.judged),
         )
 
 
@@ -246,6 +269,7 @@ class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
     repeat: int = 0
+    ends: tuple[int, ...] = ()
     scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
     failed: Said = msgspec.field(default_factory=Said)
     unjudged: Said = msgspec.field(default_factory=Said)
@@ -260,7 +284,8 @@ class Summing(msgspec.Struct):
     judge: Figures = msgspec.field(default_factory=Figures)
 
     def add(self, outcome: Outcome) -> None:
-        self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
+        count = self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat, ends=self.ends))
+        count.add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):
                 # a request that never reached the agent is said with where it went (its URL)
