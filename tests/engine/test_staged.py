@@ -8,10 +8,15 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+import msgspec
 import pytest
 
+from convy.compare.comparison import Compared
 from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Table, Tally
+from convy.compare.summary import Summary, Summed
+from convy.play.outcome import ClaimResult, Outcome, Verdict
+from convy.store.journal import Against, RunFile, RunSpec, ScenarioEntry
 
 Side = tuple[int, int, int]
 """A staged side: one attempt, to `repeat`, to `most` (1 → repeat → most)."""
@@ -240,3 +245,115 @@ def test_a_table_the_rule_cannot_have_made_is_fishers_test_as_it_is() -> None:
     )
     fisher = Table(now=made.now, baseline=made.baseline)
     assert made.drop().value > fisher.drop().value, "the design's test knows the attempts were chosen"
+
+
+def summed(
+    attempts: dict[str, list[bool]], against: dict[str, tuple[int, int]], started: str, baseline: str
+) -> Summary:
+    """A run of these attempts (held or not, by index) played by stages 1 → 3 → 9 against these
+    baseline tallies (a scenario without one played plainly)."""
+    spec = RunSpec(
+        agent="a",
+        repeat=3,
+        max_repeat=9,
+        stages=(1, 3, 9),
+        baseline=baseline,
+        scenarios=tuple(
+            ScenarioEntry(
+                name=name,
+                fingerprint="f",
+                against=Against(held=against[name][0], judged=against[name][1]) if name in against else None,
+            )
+            for name in attempts
+        ),
+    )
+    outcomes = [
+        Outcome(
+            scenario=name,
+            index=index,
+            fingerprint="f",
+            turns=(),
+            seconds=1.0,
+            decision=Verdict(holds=holds, claims=(ClaimResult(claim="c", passed=holds),)),
+        )
+        for name, said in attempts.items()
+        for index, holds in enumerate(said)
+    ]
+    return Summed(
+        RunFile(format=2, spec=spec, status="finished", started=started), "results/a/r", outcomes
+    ).summary()
+
+
+def plain(attempts: dict[str, list[bool]], started: str) -> Summary:
+    spec = RunSpec(
+        agent="a", repeat=3, scenarios=tuple(ScenarioEntry(name=n, fingerprint="f") for n in attempts)
+    )
+    outcomes = [
+        Outcome(
+            scenario=name,
+            index=index,
+            fingerprint="f",
+            turns=(),
+            seconds=1.0,
+            decision=Verdict(holds=holds, claims=(ClaimResult(claim="c", passed=holds),)),
+        )
+        for name, said in attempts.items()
+        for index, holds in enumerate(said)
+    ]
+    return Summed(
+        RunFile(format=2, spec=spec, status="finished", started=started), "results/a/b", outcomes
+    ).summary()
+
+
+def test_a_staged_run_sums_up_by_stages_and_weighs_every_scenario_the_same() -> None:
+    now = summed(
+        {
+            "solid": [True],
+            "shaky": [False, True, False, False, False, True, False, False, False],
+            "new": [True] * 3,
+        },
+        {"solid": (3, 3), "shaky": (1, 3)},
+        "t1",
+        "a@t0",
+    )
+    shaky = next(s for s in now.scenarios if s.name == "shaky")
+    assert shaky.stages == (Tally(held=0, judged=1), Tally(held=1, judged=2), Tally(held=1, judged=6))
+    assert shaky.against == Tally(held=1, judged=3)
+    assert next(s for s in now.scenarios if s.name == "new").against is None
+    assert now.stages == (1, 3, 9) and now.decided == "a@t0"
+    assert now.expected == 1 + 9 + 3, "what the rule called for, not 3 of each"
+    assert now.averaged and now.exact_rate() == (Fraction(1) + Fraction(2, 9) + Fraction(1)) / 3
+
+
+def test_the_comparison_tests_a_staged_run_by_its_stages_and_reads_a_staged_baseline_whole() -> None:
+    before = plain({"solid": [True] * 3, "shaky": [True, False, False]}, "t0")
+    now = summed(
+        {"solid": [True], "shaky": [False, False, False, False, False, False, False, False, False]},
+        {"solid": (3, 3), "shaky": (1, 3)},
+        "t1",
+        "a@t0",
+    )
+    comparison = Compared(now, before).comparison()
+    tables = {t.now.judged: t for t in Compared(now, before).comparison().common}
+    assert set(tables) == {1, 9}
+    staged = Compared(now, before).table(now.scenarios[1], before.scenarios[1], before)
+    assert isinstance(staged, Staged) and staged.played.against is None, "decided against this very baseline"
+    elsewhere = Compared(now, msgspec.structs.replace(before, started="t9")).table(
+        now.scenarios[1], before.scenarios[1], msgspec.structs.replace(before, started="t9")
+    )
+    assert isinstance(elsewhere, Staged) and elsewhere.played.against == Tally(held=1, judged=3)
+    assert comparison.drop is not None and comparison.drop == pytest.approx((1 + 1 / 3) / 2 - (1 + 0) / 2)
+    # the next run reads this staged run whole, knowing how its stages were decided
+    later = summed(
+        {"solid": [True], "shaky": [True] + [False] * 8},
+        {"solid": (1, 1), "shaky": (0, 9)},
+        "t2",
+        "a@t1",
+    )
+    table = Compared(later, now).table(later.scenarios[1], now.scenarios[1], now)
+    assert isinstance(table, Staged) and table.baseline == Tally(held=0, judged=9)
+    assert table.before == Played(
+        design=Stages.of(3, 9),
+        stages=(Tally(held=0, judged=1), Tally(held=0, judged=2), Tally(held=0, judged=6)),
+        against=Tally(held=1, judged=3),
+    )

@@ -13,7 +13,7 @@ import msgspec
 
 from convy.compare.adaptive import Designed
 from convy.compare.parts import FailingClaim, ScenarioSummary, Spread
-from convy.compare.staged import Played, Staged, Stages, read
+from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.data import Data, Tagged
@@ -221,7 +221,7 @@ class Compared(msgspec.Struct, frozen=True):
         (decision 17). A run that played the scenario by stages gives the table of the stages
         (decision 28), knowing whether they were decided against this baseline and how a staged
         baseline's own were decided."""
-        before = read(baseline, old)
+        before = baseline.read(old)
         if self.now.stages and now.against is not None and now.stages:
             return self.staged(now, old, baseline, before)
         if self.now.max_repeat > self.now.repeat and not self.now.stages:

@@ -10,20 +10,10 @@ from __future__ import annotations
 import math
 
 from convy.compare.adaptive import Unclear
-from convy.compare.parts import ScenarioSummary
 from convy.compare.statistics import Distribution, Table, Tally
-from convy.compare.summary import Summary
 from convy.data import Data
 
 EMPTY = Tally(held=0, judged=0)
-
-
-def read(baseline: Summary, scenario: ScenarioSummary) -> Tally:
-    """A baseline's scenario as a comparison reads it, and a staged run decides against: every
-    judged attempt, but only the first round of a baseline that played adaptive repeats in two
-    rounds (decision 17: its further attempts were chosen against an older run)."""
-    rounds = baseline.max_repeat > baseline.repeat and not baseline.stages
-    return scenario.first if rounds else scenario.tally
 
 
 class Stages(Data, frozen=True, kw_only=True):
@@ -66,6 +56,18 @@ class Stages(Data, frozen=True, kw_only=True):
         if end < self.repeat:
             return 0 < held < judged
         return Unclear().unclear(held, judged)
+
+    def reach(self, stages: tuple[Tally, ...], against: Tally) -> int:
+        """How many attempts the rule calls for once stages went `stages`: the end of the stage it
+        stops at (or of the next one, not played yet)."""
+        so_far = EMPTY
+        for stage, end in enumerate(self.ends):
+            if stage >= len(stages):
+                return end
+            so_far = so_far.plus(stages[stage])
+            if not self.goes_on(stage, so_far, against):
+                return end
+        return self.ends[-1] if self.ends else 0
 
     def ways(self, judged: tuple[int, ...], against: Tally, settled: bool = True) -> dict[int, int]:
         """For each count held over stages that judged `judged` attempts each, the number of

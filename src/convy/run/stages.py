@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from convy.compare.staged import EMPTY, Stages, read
+from convy.compare.staged import EMPTY, Stages
 from convy.compare.statistics import Tally
 from convy.compare.summary import Summary
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
@@ -32,7 +32,7 @@ class Staging(msgspec.Struct, frozen=True):
         entries = []
         for entry in self.spec.scenarios:
             old = before.get(entry.name)
-            tally = read(baseline, old) if old is not None and old.fingerprint == entry.fingerprint else EMPTY
+            tally = baseline.read(old) if old is not None and old.fingerprint == entry.fingerprint else EMPTY
             against = Against(held=tally.held, judged=tally.judged) if tally.judged else None
             entries.append(msgspec.structs.replace(entry, against=against))
         return msgspec.structs.replace(
