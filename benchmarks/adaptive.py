@@ -1,6 +1,6 @@
 """The gate's false-alarm rate and power with fixed repeats, adaptive repeats in two rounds (decision
 17) and staged repeats (decision 28), by simulation (no network):
-`python benchmarks/adaptive.py [--pairs N] [--seed S] [--quick]`.
+`python benchmarks/adaptive.py [--pairs N] [--others N] [--seed S] [--quick] [--part main|others|stress]`.
 
 Each pair is a baseline run and a current run of 20 scenarios, built as convy's own records
 (Outcome lines summed by Summed), compared by Compared and gated by Gate with the defaults
@@ -419,11 +419,11 @@ def main() -> int:
         Floor(pairs, arguments.seed).table(out)
         out(f"\n{time.monotonic() - began:.0f} s\n")
         return 0
-    out(
-        f"{pairs} pairs per model and design, {SCENARIOS} scenarios, baseline 3 attempts each, "
-        f"seed {arguments.seed}\n\n"
-    )
     if arguments.part in ("all", "main"):
+        out(
+            f"{pairs} pairs per model and design, {SCENARIOS} scenarios, baseline 3 attempts each, "
+            f"seed {arguments.seed}\n\n"
+        )
         main_table(simulation, pairs, out)
     if arguments.part == "stress":
         stress_table(simulation, arguments.others or pairs // 2, out)
