@@ -1,42 +1,51 @@
-"""The gate's false-alarm rate and power with fixed and adaptive repeats, by simulation (no network):
-`python benchmarks/adaptive.py [--pairs N] [--seed S] [--quick]`.
+"""The gate's false-alarm rate and power with fixed repeats, adaptive repeats in two rounds (decision
+17) and staged repeats (decision 28), by simulation (no network):
+`python benchmarks/adaptive.py [--pairs N] [--others N] [--seed S] [--quick] [--part main|others|stress]`.
 
 Each pair is a baseline run and a current run of 20 scenarios, built as convy's own records
 (Outcome lines summed by Summed), compared by Compared and gated by Gate with the defaults
-(max-drop 0.05, alpha 0.05): the real gate, not a copy of it. Pass rates come from Beta(0.4, 0.4).
-Under "no change" the current run has the baseline's rates; under "regression" 5 scenarios chosen at
-random are broken: a rate p > 0.5 drops to min(p, 0.05), else to 0.2·p. The baseline plays 3
-attempts of each scenario. The current run plays `repeat` attempts of each; with adaptive repeats
-the scenarios the rule (convy.compare.adaptive.Allocation) finds unclear then get attempts up to
-`max-repeat`. False alarm = share of no-change pairs the gate fails; power = share of regression
-pairs it fails; attempts = mean attempts per scenario of the current run.
+(max-drop 0.05, alpha 0.05): the real gate, not a copy of it. Pass rates come from Beta(0.4, 0.4)
+(the hard model). Under "no change" the current run has the baseline's rates; under "regression" 5
+scenarios chosen at random are broken: a rate p > 0.5 drops to min(p, 0.05), else to 0.2·p. The
+baseline plays 3 attempts of each scenario. The current run plays `repeat` attempts of each; in two
+rounds, the scenarios the decision-17 rule finds unclear then get attempts up to `max-repeat`; by
+stages, the run's own schedule (convy.run.stages.Staging: 1 attempt, stop where every attempt so far
+in both runs held or every one missed, the rest to `repeat`, the unclear ones to `max-repeat`)
+decides which attempts are played. False alarm = share of no-change pairs the gate fails; power =
+share of regression pairs it fails, with its 95% interval; attempts = mean attempts per scenario of
+the current run.
 
-A stress table follows: the no-change false-alarm rate of adaptive 3/6 with every scenario at one
-rate, for 20 and 100 scenarios — where a rule that looks at which run the passes fell in, tested
-naively, goes far over alpha.
+A worst-case table follows (`--others N` pairs per cell, half of `--pairs` by default): the
+no-change false alarm at the gate for each of FIXED (20 scenarios at fixed pass rates, 18
+configurations), and its maximum. Then a stress table for the staged design: the no-change
+false-alarm rate of the stratified test alone (max-drop 0) with every scenario at one rate, for 20
+and 100 scenarios — where a rule that looks at which run the passes fell in, tested naively, goes
+far over alpha.
 
 `--floor` prints the floor's table alone (it ends the full run too, not the quick one): no change,
 the gate with min-pass-rate 0.5 and the defaults otherwise, for the models of FLOOR_MODELS (10
-scenarios at p = 0.9 and 10 at p = 0.3 first). For fixed repeat 3 and adaptive 3/6: the share of
-pairs the floor fails, the printed drop (its mean, and the share over 5 points), the printed pass
-rate's mean, how often its interval holds the true rate (the mean of the scenarios' rates), and the
-attempts per scenario (decision 27: extra attempts go to the unclear, low scenarios, so a rate
-pooled over attempts falls with no change at all)."""
+scenarios at p = 0.9 and 10 at p = 0.3 first). For each design: the share of pairs the floor fails,
+the printed drop (its mean, and the share over 5 points), the printed pass rate's mean, how often its
+interval holds the true rate (the mean of the scenarios' rates), and the attempts per scenario
+(decision 27: extra attempts go to the unclear, low scenarios, so a rate pooled over attempts falls
+with no change at all)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator
 
-from convy.compare.adaptive import Allocation
+from convy.compare.adaptive import Unclear
 from convy.compare.comparison import Compared, Comparison
 from convy.compare.gate import Gate
 from convy.compare.statistics import Rate, Tally
 from convy.compare.summary import Summary, Summed
 from convy.play.outcome import ClaimResult, Outcome, Verdict
+from convy.run.stages import Staging
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 SCENARIOS = 20
@@ -50,17 +59,43 @@ FLOOR_MODELS: tuple[tuple[str, tuple[float, ...]], ...] = (
 middling rate (where a scenario's own share is most biased by which got more attempts), and every
 scenario just under the floor (where the floor failing is right). The true pass rate is the mean."""
 FLOOR = 0.5
+FIXED: tuple[tuple[str, tuple[float, ...]], ...] = (
+    *((f"20 at {rate}", (rate,) * 20) for rate in (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)),
+    ("10 at 0.9, 10 at 0.3", (0.9,) * 10 + (0.3,) * 10),
+    ("10 at 0.95, 10 at 0.05", (0.95,) * 10 + (0.05,) * 10),
+    ("10 at 0.7, 10 at 0.5", (0.7,) * 10 + (0.5,) * 10),
+    ("5 each at 0.2, 0.4, 0.6, 0.8", (0.2,) * 5 + (0.4,) * 5 + (0.6,) * 5 + (0.8,) * 5),
+    ("10 at 0.99, 10 at 0.6", (0.99,) * 10 + (0.6,) * 10),
+    ("15 at 0.9, 5 at 0.1", (0.9,) * 15 + (0.1,) * 5),
+    ("20 from 0.025 to 0.975", tuple((i + 0.5) / 20 for i in range(20))),
+)
+"""Fixed pass-rate configurations for the worst-case false alarm: every scenario at one rate, and
+mixtures of easy, hard and middling scenarios."""
 CLAIM = (ClaimResult(claim="The agent helps.", passed=True),)
 MISSED = (ClaimResult(claim="The agent helps.", passed=False),)
 
 
 class Design:
-    """How the current run spends attempts: `repeat` each, then up to `max_repeat` when unclear."""
+    """How the current run spends attempts: `repeat` each (`kind` fixed); then, in two rounds (decision
+    17), up to `max_repeat` for the scenarios unclear after the first; or by stages (decision 28)."""
 
-    def __init__(self, name: str, repeat: int, max_repeat: int) -> None:
+    def __init__(self, name: str, repeat: int, max_repeat: int, kind: str = "fixed") -> None:
         self.name = name
         self.repeat = repeat
         self.max_repeat = max_repeat
+        self.kind = kind
+
+
+FIXED_3 = Design("fixed repeat 3", 3, 3)
+ROUNDS = Design("two rounds 3 → 6 (decision 17)", 3, 6, "rounds")
+STAGED = Design("staged 1 → 3 → 9 (decision 28)", 3, 9, "staged")
+DESIGNS = (
+    FIXED_3,
+    Design("fixed repeat 4", 4, 4),
+    ROUNDS,
+    Design("staged 1 → 3 → 6", 3, 6, "staged"),
+    STAGED,
+)
 
 
 class Pair:
@@ -74,60 +109,89 @@ class Pair:
 
     def outcomes(self, name: str, rate: float, start: int, count: int) -> Iterator[Outcome]:
         for index in range(start, start + count):
-            holds = self.rng.random() < rate
-            yield Outcome(
-                scenario=name,
-                index=index,
-                fingerprint="f",
-                turns=(),
-                seconds=1.0,
-                decision=Verdict(holds=holds, claims=CLAIM if holds else MISSED),
-            )
+            yield self.outcome(name, rate, index)
 
-    def summary(self, outcomes: list[Outcome], repeat: int, max_repeat: int) -> Summary:
-        spec = RunSpec(
+    def outcome(self, name: str, rate: float, index: int) -> Outcome:
+        holds = self.rng.random() < rate
+        return Outcome(
+            scenario=name,
+            index=index,
+            fingerprint="f",
+            turns=(),
+            seconds=1.0,
+            decision=Verdict(holds=holds, claims=CLAIM if holds else MISSED),
+        )
+
+    def spec(self, repeat: int, max_repeat: int) -> RunSpec:
+        return RunSpec(
             agent="a",
             scenarios=tuple(ScenarioEntry(name=name, fingerprint="f") for name in self.names),
             repeat=repeat,
             max_repeat=max_repeat,
         )
-        file = RunFile(format=2, spec=spec, status="finished", started="")
+
+    def summary(self, outcomes: list[Outcome], spec: RunSpec, started: str) -> Summary:
+        file = RunFile(format=2, spec=spec, status="finished", started=started)
         return Summed(file, "run", outcomes).summary()
 
-    def gated(self, design: Design, gate: Gate) -> tuple[bool, int]:
+    def gated(self, design: Design, gate: Gate, chained: bool = False) -> tuple[bool, int]:
         """Whether the gate fails the current run, and the attempts it played."""
-        comparison, played = self.compared(design, gate)
+        comparison, played = self.compared(design, gate, chained)
         return gate.decision(comparison).verdict == "fail", played
 
-    def compared(self, design: Design, gate: Gate) -> tuple[Comparison, int]:
-        """The current run compared with the baseline, and the attempts it played."""
-        baseline = self.summary(
+    def compared(self, design: Design, gate: Gate, chained: bool = False) -> tuple[Comparison, int]:
+        """The current run compared with the baseline, and the attempts it played. The baseline
+        plays 3 attempts of each scenario; `chained`, it plays by stages 1 → 3 → 9 itself, against
+        an older run of 3 attempts each at the baseline's rates."""
+        older = self.summary(
             [
                 o
                 for name, rate in zip(self.names, self.rates, strict=True)
                 for o in self.outcomes(name, rate, 0, 3)
             ],
-            3,
-            3,
+            self.spec(3, 3),
+            "older",
         )
-        now = [
-            o
-            for name, rate in zip(self.names, self.now_rates, strict=True)
-            for o in self.outcomes(name, rate, 0, design.repeat)
-        ]
-        if design.max_repeat > design.repeat:
-            first: dict[str, Tally] = {}
-            for outcome in now:
-                held = int(isinstance(outcome.decision, Verdict) and outcome.decision.holds)
-                first[outcome.scenario] = first.get(outcome.scenario, Tally(held=0, judged=0)).plus(
-                    Tally(held=held, judged=1)
-                )
-            chosen = set(Allocation(baseline).chosen(first, dict.fromkeys(self.names, "f")))
-            for name, rate in zip(self.names, self.now_rates, strict=True):
-                if name in chosen:
-                    now.extend(self.outcomes(name, rate, design.repeat, design.max_repeat - design.repeat))
-        summary = self.summary(now, design.repeat, design.max_repeat)
-        return Compared(summary, baseline, alpha=gate.alpha).comparison(), len(now)
+        baseline = self.played(STAGED, self.rates, older, "baseline")[0] if chained else older
+        now, played = self.played(design, self.now_rates, baseline, "now")
+        return Compared(now, baseline, alpha=gate.alpha).comparison(), played
+
+    def played(
+        self, design: Design, rates: list[float], baseline: Summary, started: str
+    ) -> tuple[Summary, int]:
+        """A run of `design` at `rates` against `baseline`, and the attempts it played."""
+        spec = self.spec(design.repeat, design.max_repeat)
+        rate = dict(zip(self.names, rates, strict=True))
+        if design.kind == "staged":
+            spec = Staging(spec).decided(baseline)
+            now: list[Outcome] = []
+            while due := Staging(spec).due(now):
+                now.extend(self.outcome(name, rate[name], index) for name, index in due)
+        else:
+            now = [o for name in self.names for o in self.outcomes(name, rate[name], 0, design.repeat)]
+        if design.kind == "rounds":
+            for name in self.rounds(baseline, now):
+                now.extend(self.outcomes(name, rate[name], design.repeat, design.max_repeat - design.repeat))
+        return self.summary(now, spec, started), len(now)
+
+    def rounds(self, baseline: Summary, first: list[Outcome]) -> list[str]:
+        """The scenarios that get a further round in the two-round design (decision 17): those whose
+        first round, with the baseline's, at least one attempt held and at most half did."""
+        tallies: dict[str, Tally] = {}
+        for outcome in first:
+            held = int(isinstance(outcome.decision, Verdict) and outcome.decision.holds)
+            tally = tallies.get(outcome.scenario, Tally(held=0, judged=0))
+            tallies[outcome.scenario] = tally.plus(Tally(held=held, judged=1))
+        before = {s.name: s.tally for s in baseline.scenarios}
+        return [name for name in self.names if Unclear().wanted(tallies[name], before[name])]
+
+
+def interval(share: float, count: int) -> str:
+    """A share's 95% interval (Wilson), as [low–high]."""
+    z = 1.959964
+    centre = (share + z * z / (2 * count)) / (1 + z * z / count)
+    half = z * math.sqrt(share * (1 - share) / count + z * z / (4 * count * count)) / (1 + z * z / count)
+    return f"[{centre - half:.3f}–{centre + half:.3f}]"
 
 
 class Simulation:
@@ -160,16 +224,31 @@ class Simulation:
             attempts += played
         return failed / self.pairs, attempts / (self.pairs * SCENARIOS)
 
-    def stressed(self, scenarios: int, rate: float, pairs: int) -> float:
-        """No-change false-alarm rate of the stratified test alone (no max-drop) for adaptive 3/6
-        with every scenario at `rate`."""
+    def stressed(
+        self, scenarios: int, rate: float, pairs: int, design: Design, chained: bool = False
+    ) -> float:
+        """No-change false-alarm rate of the stratified test alone (no max-drop) for `design` with
+        every scenario at `rate` (`chained`: against a staged baseline)."""
         rng = random.Random(self.seed + scenarios * 1000 + int(rate * 100))
         test_only = Gate(max_drop=0.0)
         failed = 0
         for _ in range(pairs):
             rates = [rate] * scenarios
-            failed += Pair(rng, rates, rates).gated(Design("adaptive", 3, 6), test_only)[0]
+            failed += Pair(rng, rates, rates).gated(design, test_only, chained)[0]
         return failed / pairs
+
+    def fixed(self, place: int, design: Design, pairs: int) -> tuple[float, float]:
+        """No-change false alarm at the gate with the rates of FIXED[place]: the share of pairs it
+        fails on the drop (the comparison's rule), and on any rule (nothing-held too)."""
+        rng = random.Random(self.seed * 11 + place)
+        rates = list(FIXED[place][1])
+        dropped = failed = 0
+        for _ in range(pairs):
+            comparison, _ = Pair(rng, rates, rates).compared(design, self.gate)
+            decision = self.gate.decision(comparison)
+            dropped += decision.on_drop
+            failed += decision.verdict == "fail"
+        return dropped / pairs, failed / pairs
 
 
 class Floor:
@@ -231,7 +310,7 @@ class Floor:
             out,
         )
         for place in range(len(FLOOR_MODELS)):
-            for design in (Design("fixed repeat 3", 3, 3), Design("adaptive repeat 3 / max-repeat 6", 3, 6)):
+            for design in (FIXED_3, ROUNDS, STAGED):
                 table.row(*self.row(place, design))
 
 
@@ -248,25 +327,8 @@ class Table:
         sys.stdout.flush()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=4000, help="pairs per model and design")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--quick", action="store_true", help="200 pairs, no stress table")
-    parser.add_argument("--floor", action="store_true", help="the floor's table only")
-    arguments = parser.parse_args()
-    pairs = 200 if arguments.quick else arguments.pairs
-    simulation = Simulation(pairs, arguments.seed)
-    began = time.monotonic()
-    out = sys.stdout.write
-    if arguments.floor:
-        Floor(pairs, arguments.seed).table(out)
-        out(f"\n{time.monotonic() - began:.0f} s\n")
-        return 0
-    out(
-        f"{pairs} pairs per model and design, {SCENARIOS} scenarios, baseline 3 attempts each, "
-        f"seed {arguments.seed}\n\n"
-    )
+def main_table(simulation: Simulation, pairs: int, out: Callable[[str], object]) -> None:
+    """Each design's false alarm, power and attempts on the hard model."""
     table = Table(
         (
             "design",
@@ -277,28 +339,96 @@ def main() -> int:
         ),
         out,
     )
-    for design in (
-        Design("fixed repeat 3", 3, 3),
-        Design("fixed repeat 4", 4, 4),
-        Design("adaptive repeat 3 / max-repeat 6", 3, 6),
-    ):
+    for design in DESIGNS:
         alarm, spent_null = simulation.measured(design, regression=False)
         power, spent = simulation.measured(design, regression=True)
-        table.row(design.name, f"{alarm:.3f}", f"{spent_null:.2f}", f"{power:.3f}", f"{spent:.2f}")
-    if not arguments.quick:
-        out(
-            "\nNo change, every scenario at one rate: false alarm of the stratified test alone"
-            " (max-drop 0),\n"
+        table.row(
+            design.name,
+            f"{alarm:.3f}",
+            f"{spent_null:.2f}",
+            f"{power:.3f} {interval(power, pairs)}",
+            f"{spent:.2f}",
         )
-        out(f"adaptive repeat 3 / max-repeat 6, {pairs // 2} pairs each\n\n")
-        stress = Table(("scenarios", "rate 0.1", "rate 0.2", "rate 0.3", "rate 0.5", "rate 0.8"), out)
+
+
+def other_tables(
+    simulation: Simulation, few: int, quick: bool, seed: int, out: Callable[[str], object]
+) -> None:
+    """The worst case over FIXED; unless `quick`, the stress table and the floor's."""
+    configurations = FIXED if not quick else FIXED[:: len(FIXED) // 4]
+    out(
+        f"\nNo change at fixed pass rates, 20 scenarios: the share of pairs the gate fails on the drop "
+        f"(on any rule, nothing-held too), {few} pairs each\n\n"
+    )
+    worst = Table(("pass rates", *(design.name for design in (FIXED_3, ROUNDS, STAGED))), out)
+    highest = [(0.0, 0.0)] * 3
+    for place in range(len(FIXED)):
+        if FIXED[place] not in configurations:
+            continue
+        cells = [simulation.fixed(place, design, few) for design in (FIXED_3, ROUNDS, STAGED)]
+        highest = [(max(a[0], b[0]), max(a[1], b[1])) for a, b in zip(highest, cells, strict=True)]
+        worst.row(FIXED[place][0], *(f"{drop:.3f} ({fail:.3f})" for drop, fail in cells))
+    worst.row(
+        f"**worst of {len(configurations)}**", *(f"**{drop:.3f}** ({fail:.3f})" for drop, fail in highest)
+    )
+    if not quick:
+        stress_table(simulation, few, out)
+        Floor(few, seed).table(out)
+
+
+def stress_table(simulation: Simulation, few: int, out: Callable[[str], object]) -> None:
+    """The staged design's no-change false alarm of the stratified test alone, every scenario at
+    one rate, against a baseline of 3 attempts each and against a staged one."""
+    out("\nNo change, every scenario at one rate: false alarm of the stratified test alone (max-drop 0),\n")
+    out(f"{few} pairs each\n\n")
+    rates = ("rate 0.1", "rate 0.2", "rate 0.3", "rate 0.5", "rate 0.8")
+    stress = Table(("design", "scenarios", *rates), out)
+    for chained in (False, True):
         for scenarios in (20, 100):
             cells = [
-                f"{simulation.stressed(scenarios, rate, pairs // 2):.3f}"
+                f"{simulation.stressed(scenarios, rate, few, STAGED, chained):.3f}"
                 for rate in (0.1, 0.2, 0.3, 0.5, 0.8)
             ]
-            stress.row(str(scenarios), *cells)
+            against = "a staged baseline" if chained else "a baseline of 3 each"
+            stress.row(f"{STAGED.name} against {against}", str(scenarios), *cells)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=4000, help="pairs per model and design")
+    parser.add_argument(
+        "--others", type=int, default=0, help="pairs per cell of the other tables (default: half of --pairs)"
+    )
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--quick", action="store_true", help="200 pairs, 4 fixed configurations, no stress table"
+    )
+    parser.add_argument("--floor", action="store_true", help="the floor's table only")
+    parser.add_argument(
+        "--part",
+        choices=("all", "main", "others", "stress"),
+        default="all",
+        help="the main table, the others, or the stress tables alone",
+    )
+    arguments = parser.parse_args()
+    pairs = 200 if arguments.quick else arguments.pairs
+    simulation = Simulation(pairs, arguments.seed)
+    began = time.monotonic()
+    out = sys.stdout.write
+    if arguments.floor:
         Floor(pairs, arguments.seed).table(out)
+        out(f"\n{time.monotonic() - began:.0f} s\n")
+        return 0
+    if arguments.part in ("all", "main"):
+        out(
+            f"{pairs} pairs per model and design, {SCENARIOS} scenarios, baseline 3 attempts each, "
+            f"seed {arguments.seed}\n\n"
+        )
+        main_table(simulation, pairs, out)
+    if arguments.part == "stress":
+        stress_table(simulation, arguments.others or pairs // 2, out)
+    elif arguments.part != "main":
+        other_tables(simulation, arguments.others or pairs // 2, arguments.quick, arguments.seed, out)
     out(f"\n{time.monotonic() - began:.0f} s\n")
     return 0
 

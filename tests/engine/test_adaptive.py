@@ -135,7 +135,9 @@ class Judge:
         return json.dumps({"decisions": [{"pass": passed, "reason": "so"}]})
 
 
-def test_unclear_scenarios_get_attempts_up_to_max_repeat_against_a_baseline(tmp_path: Path) -> None:
+def test_scenarios_play_by_stages_up_to_max_repeat_against_a_baseline(tmp_path: Path) -> None:
+    """Decision 28: one attempt each; `solid` (all held in both runs) stops there; `lucky` (its
+    baseline 1 of 3, missed now) plays to 3, then (1 of 6 held: unclear) to max-repeat."""
     folder = project(tmp_path)
     with AgentServer() as agent, ModelServer(Judge()) as models:
         # numbered answers: every attempt's transcript differs, so each is judged (none reused)
@@ -150,16 +152,55 @@ def test_unclear_scenarios_get_attempts_up_to_max_repeat_against_a_baseline(tmp_
         )
         after = dict(agent.processed)
     assert alone == {"solid": 3, "lucky": 3}, "without a baseline, max-repeat plays no more"
-    assert after == {"solid": 6, "lucky": 9}, "lucky (1 of 6 held) got 3 more, solid (6 of 6) none"
+    assert after == {"solid": 4, "lucky": 9}, "solid stopped after 1 attempt, lucky went on to 6"
     run = next(p for p in (folder / "results" / "agent").iterdir() if p != baseline)
     played = lines(run)
-    assert sorted((o["scenario"], o["index"]) for o in played if o["scenario"] == "lucky") == [
-        ("lucky", i) for i in range(6)
+    assert sorted((o["scenario"], o["index"]) for o in played) == [
+        *(("lucky", i) for i in range(6)),
+        ("solid", 0),
     ]
-    assert json.loads((run / "run.json").read_text())["spec"]["max_repeat"] == 6
+    spec = json.loads((run / "run.json").read_text())["spec"]
+    assert spec["max_repeat"] == 6 and spec["stages"] == [1, 3, 6]
+    assert {entry["name"]: entry["against"] for entry in spec["scenarios"]} == {
+        "solid": {"held": 3, "judged": 3},
+        "lucky": {"held": 1, "judged": 3},
+    }
     assert second.returncode == 0, second.stdout + second.stderr
+    assert "convy: 2 attempts of 6 to play" in second.stdout
+    assert "convy: 2 more attempts where the comparison is unclear" in second.stdout
     assert "convy: 3 more attempts where the comparison is unclear" in second.stdout
-    assert "[9/9] " in second.stdout and "[10/" not in second.stdout, "the progress counts the further round"
+    assert "[7/7] " in second.stdout and "[8/" not in second.stdout, "the progress counts every stage"
+
+
+def test_a_resumed_staged_run_plays_the_stages_its_folder_says_are_due(tmp_path: Path) -> None:
+    """The stages are worked out from the attempts the folder holds and the tallies run.json
+    recorded: a run cut in its last stage, resumed without its baseline, plays just what is left."""
+    folder = project(tmp_path)
+    with AgentServer() as agent, ModelServer(Judge()) as models:
+        # numbered answers: every attempt's transcript differs, so each is judged (none reused)
+        numbered = f"{agent.url}/numbered"
+        common = ("--agent-url", numbered, "--model-url", models.url, "--model-key", "sk-test-key-1")
+        assert convy("run", *common, "--judge-model", "j", cwd=folder).returncode == 0
+        baseline = next((folder / "results" / "agent").iterdir())
+        done = convy(
+            "run", *common, "--judge-model", "j", "--max-repeat", "6", "--baseline", str(baseline), cwd=folder
+        )
+        assert done.returncode == 0, done.stderr
+        run = next(p for p in (folder / "results" / "agent").iterdir() if p != baseline)
+        kept = [line for line in (run / "attempts.jsonl").read_text().splitlines() if line.strip()]
+        cut = [line for line in kept if json.loads(line)["index"] < 4]
+        (run / "attempts.jsonl").write_text("\n".join(cut) + "\n")
+        record = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**record, "status": "interrupted"}))
+        before = dict(agent.processed)
+        again = convy("resume", str(run), *common, "--judge-model", "j", cwd=folder)
+        after = dict(agent.processed)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert after["lucky"] - before["lucky"] == 2 and after["solid"] == before["solid"]
+    assert sorted((o["scenario"], o["index"]) for o in lines(run)) == [
+        *(("lucky", i) for i in range(6)),
+        ("solid", 0),
+    ]
 
 
 def test_the_simulation_runs_and_prints_its_table() -> None:
@@ -171,14 +212,17 @@ def test_the_simulation_runs_and_prints_its_table() -> None:
         [sys.executable, str(root / "benchmarks" / "adaptive.py"), "--quick"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert done.returncode == 0, done.stderr
-    rows = [
-        line
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[2:-1]
         for line in done.stdout.splitlines()
-        if line.startswith("| fixed") or line.startswith("| adaptive")
-    ]
-    assert len(rows) == 3
-    alarm = float(rows[2].split("|")[2])
-    assert alarm <= 0.05
+        if line.startswith(("| fixed", "| two rounds", "| staged"))
+    }
+    assert len(rows) == 5
+    staged = rows["staged 1 → 3 → 9 (decision 28)"]
+    assert float(staged[0]) <= 0.05, "false alarm"
+    assert float(staged[1]) < 3.5, "attempts per scenario with no change"
+    worst = next(line for line in done.stdout.splitlines() if line.startswith("| **worst of"))
+    assert all(float(cell.split("**")[1]) <= 0.1 for cell in worst.split("|")[2:-1])

@@ -1,10 +1,10 @@
-"""Adaptive repeats: which scenarios get more attempts (Unclear), and the exact stratified test's
-table for a scenario of such a run (Designed), whose null distribution knows how its attempts were
-allocated — so the false-alarm rate stays at or under `alpha` (docs/decisions/0017).
+"""Adaptive repeats in two rounds (docs/decisions/0017): when a scenario is unclear (Unclear, which
+the staged design of decision 28 still uses at `repeat`), and the exact stratified test's table for
+a scenario of a run played that way (Designed) — how run folders from before decision 28 are read.
 
 The rule looks only at a scenario's total: after the first `repeat` attempts of the run, the
 scenario is unclear when, over both runs together, at least one attempt held and at most half did.
-Those scenarios get attempts up to `max-repeat`. The total is symmetric in the two runs, so under no
+Those scenarios got attempts up to `max-repeat`. The total is symmetric in the two runs, so under no
 change it says nothing about which run the passes fell in; but it still selects, so the test
 conditions on the selection too: a table whose scenario got more attempts counts only the ways the
 attempts could have fallen that would have got them."""
@@ -12,12 +12,8 @@ attempts could have fallen that would have got them."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-
-import msgspec
 
 from convy.compare.statistics import Distribution, Table, Tally
-from convy.compare.summary import Summary
 from convy.data import Data
 
 
@@ -33,29 +29,6 @@ class Unclear(Data, frozen=True, kw_only=True):
     def unclear(self, held: int, judged: int) -> bool:
         """At least one of `judged` attempts held, and at most half."""
         return held >= 1 and 2 * held <= judged
-
-
-class Allocation(msgspec.Struct, frozen=True):
-    """Which scenarios of a run get more attempts against `baseline`: those compared with it (the
-    same fingerprint) whose first round the rule finds unclear. A baseline that played adaptive
-    repeats itself is read by its first round only, as the comparison reads it."""
-
-    baseline: Summary
-
-    def chosen(self, first: Mapping[str, Tally], fingerprints: Mapping[str, str]) -> tuple[str, ...]:
-        """The names, in the order of `fingerprints` (the run's scenarios and their fingerprints),
-        given each scenario's tally of its first `repeat` attempts."""
-        adaptive = self.baseline.max_repeat > self.baseline.repeat
-        before = {s.name: s for s in self.baseline.scenarios}
-        rule = Unclear()
-        chosen: list[str] = []
-        for name, fingerprint in fingerprints.items():
-            old = before.get(name)
-            if old is None or old.fingerprint != fingerprint:
-                continue
-            if rule.wanted(first.get(name, Tally(held=0, judged=0)), old.first if adaptive else old.tally):
-                chosen.append(name)
-        return tuple(chosen)
 
 
 class Designed(Table, frozen=True, kw_only=True):

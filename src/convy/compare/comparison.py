@@ -13,6 +13,7 @@ import msgspec
 
 from convy.compare.adaptive import Designed
 from convy.compare.parts import FailingClaim, ScenarioSummary, Spread
+from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.data import Data, Tagged
@@ -214,13 +215,34 @@ class Compared(msgspec.Struct, frozen=True):
         return msgspec.structs.replace(comparison, drop=None if exact is None else float(exact))
 
     def table(self, now: ScenarioSummary, old: ScenarioSummary, baseline: Summary) -> Table:
-        """The scenario's 2×2 table for the tests. A baseline that played adaptive repeats counts
-        only its first round (its further attempts were chosen by what it saw, against an older
-        run); a run that played them gives the table of its design (decision 17)."""
-        before = old.first if baseline.max_repeat > baseline.repeat else old.tally
-        if self.now.max_repeat > self.now.repeat:
+        """The scenario's 2×2 table for the tests. A baseline that played adaptive repeats in two
+        rounds (before decision 28) counts only its first round (its further attempts were chosen by
+        what it saw, against an older run); a run that played them gives the table of its design
+        (decision 17). A run that played the scenario by stages gives the table of the stages
+        (decision 28), knowing whether they were decided against this baseline and how a staged
+        baseline's own were decided."""
+        before = baseline.read(old)
+        if self.now.stages and now.against is not None and now.stages:
+            return self.staged(now, old, baseline, before)
+        if self.now.max_repeat > self.now.repeat and not self.now.stages:
             return Designed(now=now.tally, baseline=before, first=now.first)
         return Table(now=now.tally, baseline=before)
+
+    def staged(self, now: ScenarioSummary, old: ScenarioSummary, baseline: Summary, before: Tally) -> Staged:
+        """The table of a scenario played by stages: decided against this very baseline (the same
+        run, read the same) or against another tally, which is then a constant; the baseline's own
+        stages (when it was staged, and not re-judged since) are decided against its own."""
+        same = self.now.decided == baseline.key() and now.against == before
+        played = Played(
+            design=Stages(ends=self.now.stages, repeat=self.now.repeat),
+            stages=now.stages,
+            against=None if same else now.against,
+        )
+        prior = None
+        if baseline.stages and old.against is not None and old.stages and not old.rejudged:
+            design = Stages(ends=baseline.stages, repeat=baseline.repeat)
+            prior = Played(design=design, stages=old.stages, against=old.against)
+        return Staged(now=now.tally, baseline=before, played=played, before=prior)
 
     def compared(self, now: ScenarioSummary, old: ScenarioSummary, table: Table) -> ScenarioChange:
         if old.rejudged:

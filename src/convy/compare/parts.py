@@ -116,3 +116,7 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     as their trace links name them."""
     cost: Money = Money()
     """What its attempts cost."""
+    stages: tuple[Tally, ...] = ()
+    """In a staged run, each stage's attempts up to the last it reached (decision 28)."""
+    against: Tally | None = None
+    """In a staged run, the baseline's tally its stages were decided against (None: played plainly)."""

@@ -14,6 +14,7 @@ import msgspec
 
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
+from convy.compare.staged import Stages
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
@@ -87,6 +88,21 @@ class Summary(Data, frozen=True, kw_only=True):
     mean, not the pooled tally's share."""
     saved: Savings = Savings()
     """What reused verdicts and replayed turns spared the run."""
+    stages: tuple[int, ...] = ()
+    """Where the stages of a staged run end (1, repeat, max-repeat); empty: none (decision 28)."""
+    decided: str = ""
+    """The baseline run (its key) a staged run's stages were decided against."""
+
+    def read(self, scenario: ScenarioSummary) -> Tally:
+        """One of its scenarios as a comparison reads it as the baseline, and a staged run decides
+        against: every judged attempt, but only the first round of a run that played adaptive
+        repeats in two rounds (decision 17: its further attempts were chosen against an older run)."""
+        rounds = self.max_repeat > self.repeat and not self.stages
+        return scenario.first if rounds else scenario.tally
+
+    def key(self) -> str:
+        """What names the run wherever its folder is unpacked (StoredRun.key): agent and start."""
+        return f"{self.agent}@{self.started}"
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
@@ -121,9 +137,19 @@ class Summed(msgspec.Struct, frozen=True):
         """A stored run's header and its attempts, streamed once when summed."""
         return cls(run.file, str(run.folder), run.outcomes(), run.torn())
 
+    def expected(self, scenarios: tuple[ScenarioSummary, ...]) -> int:
+        """The attempts the run calls for: `repeat` of each scenario, or in a staged run, as far as
+        its stages' rule goes (decision 28)."""
+        spec = self.file.spec
+        design = Stages(ends=spec.stages, repeat=spec.repeat)
+        return sum(
+            spec.repeat if s.against is None or not design.on else design.reach(s.stages, s.against)
+            for s in scenarios
+        )
+
     def summary(self) -> Summary:
         spec = self.file.spec
-        summing = Summing(repeat=spec.repeat)
+        summing = Summing(repeat=spec.repeat, ends=spec.stages)
         judged_again = 0
         tokens: list[int] = []
         for outcome in self.outcomes:
@@ -168,7 +194,7 @@ class Summed(msgspec.Struct, frozen=True):
             user_model=spec.user_model,
             judge_model=spec.judge_model,
             attempts=attempts,
-            expected=len(spec.scenarios) * spec.repeat,
+            expected=self.expected(scenarios),
             tally=tally,
             rate=averaged.rate(),
             averaged=not averaged.even(),
@@ -199,4 +225,6 @@ class Summed(msgspec.Struct, frozen=True):
             saved=summing.spared.savings(),
             cost=summing.costs.money(),
             budget=spec.limits.budget,
+            stages=spec.stages,
+            decided=spec.baseline,
         )

@@ -92,6 +92,8 @@ class ScenarioCount(msgspec.Struct):
     """A scenario's attempts, counted while they stream past."""
 
     repeat: int = 0
+    ends: tuple[int, ...] = ()
+    """Where a staged run's stages end (decision 28); empty: no stages."""
     attempts: int = 0
     held: int = 0
     judged: int = 0
@@ -103,11 +105,25 @@ class ScenarioCount(msgspec.Struct):
     seconds: Figures = msgspec.field(default_factory=Figures)
     unheld: list[Traced] = msgspec.field(default_factory=list)
     costs: Costs = msgspec.field(default_factory=Costs)
+    staged: dict[int, Tally] = msgspec.field(default_factory=dict)
+    """Each stage's attempts judged and held, by the stage's place (those with any attempt)."""
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
         self.seconds.add(outcome.seconds)
         self.costs.add(outcome)
+        if self.ends:
+            last = len(self.ends) - 1
+            stage = next((place for place, end in enumerate(self.ends) if outcome.index < end), last)
+            tally = self.staged.get(stage, Tally(held=0, judged=0))
+            match outcome.decision:
+                case Verdict(holds=holds):
+                    tally = tally.plus(Tally(held=int(holds), judged=1))
+                case Failed():
+                    tally = tally.plus(Tally(held=0, judged=1))
+                case NoVerdict():
+                    pass
+            self.staged[stage] = tally
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1
@@ -171,6 +187,13 @@ class ScenarioCount(msgspec.Struct):
             first=Tally(held=self.first_held, judged=self.first_judged),
             unheld=tuple(sorted(self.unheld, key=lambda traced: traced.index)),
             cost=self.costs.money(),
+            stages=tuple(
+                self.staged.get(stage, Tally(held=0, judged=0))
+                for stage in range(max(self.staged, default=-1) + 1)
+            ),
+            against=None
+            if entry.against is None
+            else Tally(held=entry.against.held, judged=entry.against.judged),
         )
 
 
@@ -288,6 +311,7 @@ class Summing(msgspec.Struct):
     """A run's figures, summed while its attempts stream past."""
 
     repeat: int = 0
+    ends: tuple[int, ...] = ()
     scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
     failed: Said = msgspec.field(default_factory=Said)
     unjudged: Said = msgspec.field(default_factory=Said)
@@ -305,7 +329,8 @@ class Summing(msgspec.Struct):
 
     def add(self, outcome: Outcome) -> None:
         self.costs.add(outcome)
-        self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat)).add(outcome)
+        count = self.scenarios.setdefault(outcome.scenario, ScenarioCount(repeat=self.repeat, ends=self.ends))
+        count.add(outcome)
         self.spared.add(outcome)
         match outcome.decision:
             case Failed(reason=reason, status=status, message=message, detail=detail):

@@ -39,8 +39,8 @@ DESCRIPTIONS: dict[str, str] = {
     "model-timeout": "seconds a model may take to answer one request (apart from turn-timeout, the agent's)",
     "repeat": "attempts per scenario",
     "max-repeat": (
-        "with a baseline, scenarios whose comparison is unclear after `repeat` attempts get more, up to "
-        "this many (default: `repeat`, which turns it off)"
+        "with a baseline, play by stages: 1 attempt of each scenario, up to `repeat` where the runs do not "
+        "all agree, up to this many where still unclear (default: `repeat`, which turns it off)"
     ),
     "rejudge": (
         "with a baseline, re-judge its dialogues of scenarios whose claims or checks changed (or all, "

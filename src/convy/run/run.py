@@ -14,11 +14,8 @@ from typing import Literal
 import httpx
 import msgspec
 
-from convy.compare.adaptive import Allocation
 from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.compare.rejudged import Rejudgement
-from convy.compare.statistics import Tally
-from convy.compare.summary import Summary
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
@@ -27,7 +24,7 @@ from convy.play.busy import Patience, Places
 from convy.play.dialog import ChatJudge, Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
-from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Rate
 from convy.play.wire.agent import JsonAgent
@@ -35,6 +32,7 @@ from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
 from convy.run.once import Once
+from convy.run.stages import Staging
 from convy.store.journal import (
     Limits,
     Provenance,
@@ -136,61 +134,49 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         ordered = tuple(now[entry.name] for entry in recorded.scenarios)
         return Run(journal=self.journal, spec=recorded, scenarios=ordered)
 
-    def missing(self) -> tuple[Attempt, ...]:
+    def missing(self, upto: int = 0) -> tuple[Attempt, ...]:
         """The attempts of the spec that the folder does not hold yet (or holds only as
-        `not_delivered`: they never reached the agent), in declaration order."""
+        `not_delivered`: they never reached the agent), in declaration order: each scenario's first
+        `upto` (its first `repeat` when 0)."""
         done = {(o.scenario, o.index) for o in self.journal.outcomes() if not Undelivered(o).undelivered}
         return tuple(
-            Attempt(
-                scenario=scenario,
-                index=index,
-                max_turns=scenario.max_turns or self.spec.limits.max_turns,
-                run=self.journal.folder.name,
-            )
+            self.attempt(scenario, index)
             for scenario in self.scenarios
-            for index in range(self.spec.repeat)
+            for index in range(upto or self.spec.repeat)
             if (scenario.name, index) not in done
         )
 
-    def unclear(self, baseline: Summary | NoBaseline) -> tuple[Scenario, ...]:
-        """The scenarios that get more attempts (adaptive repeats): compared with the baseline (the
-        same fingerprint there) and unclear by the rule after the first `repeat` attempts."""
-        if self.spec.max_repeat <= self.spec.repeat:
-            return ()
-        match baseline:
-            case NoBaseline():
-                return ()
-            case Summary():
-                pass
-        first: dict[str, Tally] = {}
-        for outcome in self.journal.outcomes():
-            if outcome.index >= self.spec.repeat:
-                continue
-            tally = first.get(outcome.scenario, Tally(held=0, judged=0))
-            match outcome.decision:
-                case Verdict(holds=holds):
-                    first[outcome.scenario] = tally.plus(Tally(held=int(holds), judged=1))
-                case Failed():
-                    first[outcome.scenario] = tally.plus(Tally(held=0, judged=1))
-                case NoVerdict():
-                    pass
-        names = Allocation(baseline).chosen(first, {s.name: s.fingerprint() for s in self.scenarios})
-        return tuple(scenario for scenario in self.scenarios if scenario.name in names)
+    def attempt(self, scenario: Scenario, index: int) -> Attempt:
+        return Attempt(
+            scenario=scenario,
+            index=index,
+            max_turns=scenario.max_turns or self.spec.limits.max_turns,
+            run=self.journal.folder.name,
+        )
 
-    def further(self, chosen: tuple[Scenario, ...]) -> tuple[Attempt, ...]:
-        """The attempts after the first `repeat` of the chosen scenarios, up to `max_repeat`, that
-        the folder does not hold yet: one round, index by index."""
-        done = {(o.scenario, o.index) for o in self.journal.outcomes()}
+    def staged(self, baseline: StoredRun | NoBaseline) -> bool:
+        """Whether the run plays by stages (decision 28): max-repeat above repeat, and a baseline
+        to decide against (given, or recorded by the run before it was resumed)."""
+        return self.spec.max_repeat > self.spec.repeat and (
+            isinstance(baseline, StoredRun) or bool(self.spec.stages)
+        )
+
+    def decided(self, baseline: StoredRun | NoBaseline) -> Run:
+        """The run with its stages decided against the baseline as re-judged (kept when the spec
+        records them already: a resumed run keeps its decisions)."""
+        if self.spec.stages or not isinstance(baseline, StoredRun):
+            return self
+        before = Rejudgement(baseline, self.journal.rejudged(baseline.key), self.spec).summed().summary()
+        return msgspec.structs.replace(self, spec=Staging(self.spec).decided(before))
+
+    def further(self) -> tuple[Attempt, ...]:
+        """The attempts of a staged run to play next: each scenario's next stage, as far as the rule
+        and the folder say (Staging)."""
+        named = {scenario.name: scenario for scenario in self.scenarios}
         return tuple(
-            Attempt(
-                scenario=scenario,
-                index=index,
-                max_turns=scenario.max_turns or self.spec.limits.max_turns,
-                run=self.journal.folder.name,
-            )
-            for index in range(self.spec.repeat, self.spec.max_repeat)
-            for scenario in chosen
-            if (scenario.name, index) not in done
+            self.attempt(named[name], index)
+            for name, index in Staging(self.spec).due(self.journal.outcomes())
+            if name in named
         )
 
     def affected(self, before: RunSpec) -> tuple[Scenario, ...]:
@@ -291,24 +277,29 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         )
         async with self.kept(agent):
             with self.journal.play(self.spec, version) as appended:
-                attempts = self.missing()
+                staged = self.staged(baseline)
+                attempts = self.missing(1 if staged else 0)
                 journal = Both(appended, watch(self, len(attempts)))
                 outcomes = await bench.run(attempts, journal, halt)
                 # a cause stops the run only when attempts were left unplayed
                 missing = len(outcomes) < len(attempts)
                 appended.stopped = halt.cause if halt is not None and missing else ""
-                if appended.stopped or not isinstance(baseline, StoredRun):
+                if appended.stopped:
                     return outcomes
-                if rejudge:
+                if rejudge and isinstance(baseline, StoredRun):
                     await self.rejudge(baseline, bench.judge)
-                if self.spec.max_repeat <= self.spec.repeat:
+                if not staged:
                     return outcomes
-                again = self.journal.rejudged(baseline.key)
-                before = Rejudgement(baseline, again, self.spec).summed().summary()
-                more = self.further(self.unclear(before))
-                if not more:
-                    return outcomes
-                return outcomes + await bench.run(more, Both(appended, watch(self, len(more))), halt)
+                run = self.decided(baseline)
+                if run.spec != self.spec:
+                    appended.respec(run.spec)
+                while more := run.further():
+                    played = await bench.run(more, Both(appended, watch(run, len(more))), halt)
+                    outcomes += played
+                    if len(played) < len(more):
+                        appended.stopped = halt.cause if halt is not None else ""
+                        break
+                return outcomes
 
     def kept(self, agent: Agent) -> contextlib.AbstractAsyncContextManager[None]:
         """The run's scope for the agent's kept connections: a declarative HTTP agent hands them

@@ -11,7 +11,7 @@ import contextlib
 import datetime
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -22,6 +22,7 @@ from convy.play.outcome import STAMP, Failed, Outcome
 from convy.store.atomic import AtomicFile
 from convy.store.runfile import (
     FORMAT,
+    Against,
     Header,
     Interruption,
     Limits,
@@ -38,6 +39,7 @@ from convy.store.runfile import (
 
 # run.json's records are handed on: the run folder's format has one door
 __all__ = [
+    "Against",
     "Appended",
     "Damage",
     "FORMAT",
@@ -107,11 +109,18 @@ class NewerFormat(Exception):
 class Appended:
     """The open attempts.jsonl of a run being played: each outcome is one line, flushed at once."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], written: Callable[[RunSpec], None] | None = None) -> None:
         self._stream = stream
         self._encoder = msgspec.json.Encoder()
         self.stopped = ""
         """Why the run stopped early; set before the play ends, it makes run.json `stopped`."""
+        self._written = written
+
+    def respec(self, spec: RunSpec) -> None:
+        """Record `spec` in run.json now and when the play ends (a staged run's decisions: decision
+        28)."""
+        if self._written is not None:
+            self._written(spec)
 
     def record(self, outcome: Outcome) -> None:
         self._stream.write(self._encoder.encode(outcome) + b"\n")
@@ -341,19 +350,25 @@ class RunJournal:
                 else datetime.datetime.now(datetime.UTC).strftime(STAMP)
             )
             version = agent_version or (earlier.agent_version if earlier is not None else "")
-            self._write(
-                RunFile(format=FORMAT, spec=spec, status="running", started=started, agent_version=version)
-            )
+            kept = [spec]
+
+            def running(now: RunSpec) -> None:
+                kept[0] = now
+                self._write(
+                    RunFile(format=FORMAT, spec=now, status="running", started=started, agent_version=version)
+                )
+
+            running(spec)
             self._mend()
             try:
                 with self.attempts.open("ab") as stream:
-                    appended = Appended(stream)
+                    appended = Appended(stream, running)
                     yield appended
             except BaseException as error:
                 self._write(
                     RunFile(
                         format=FORMAT,
-                        spec=spec,
+                        spec=kept[0],
                         status="interrupted",
                         started=started,
                         ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
@@ -365,7 +380,7 @@ class RunJournal:
             self._write(
                 RunFile(
                     format=FORMAT,
-                    spec=spec,
+                    spec=kept[0],
                     status="stopped" if appended.stopped else "finished",
                     started=started,
                     ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),

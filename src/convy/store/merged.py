@@ -124,7 +124,9 @@ class Shards(msgspec.Struct, frozen=True):
             raise ConfigurationError(str(folder), "exists and is not empty: a merge writes a new run folder")
         ordered = self.ordered()
         first = ordered[0].file
-        whole = first.spec.shard.scenarios
+        # each shard's own entries: a staged shard's carry the baseline tally it decided against
+        played = {entry.name: entry for run in ordered for entry in run.file.spec.scenarios}
+        whole = tuple(played.get(entry.name, entry) for entry in first.spec.shard.scenarios)
         position = {entry.name: number for number, entry in enumerate(whole)}
         kept: dict[tuple[str, int], tuple[Outcome, str]] = {}
         parts: list[MergedShard] = []

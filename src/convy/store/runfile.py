@@ -46,6 +46,14 @@ class Merged(Provenance, frozen=True, kw_only=True):
     shards: tuple[MergedShard, ...] = ()
 
 
+class Against(Data, frozen=True, kw_only=True):
+    """The baseline's attempts of a scenario that a staged run decided against: `held` of `judged`
+    (decision 28)."""
+
+    held: int
+    judged: int
+
+
 class ScenarioEntry(Data, frozen=True, kw_only=True):
     """A scenario as the run recorded it: its name, fingerprint and where it was declared."""
 
@@ -59,6 +67,9 @@ class ScenarioEntry(Data, frozen=True, kw_only=True):
     turns); "" unknown (a format-1 folder)."""
     criteria: str = ""
     """The fingerprint of what decides how a dialogue is judged (claims, checks); "" unknown."""
+    against: Against | None = None
+    """In a staged run, the baseline's tally the scenario's stages were decided against (None: it
+    played `repeat` attempts, plainly)."""
 
 
 class Limits(Data, frozen=True, kw_only=True):
@@ -109,6 +120,11 @@ class RunSpec(Data, frozen=True, kw_only=True):
     price_library: str = ""
     """The price library the attempts' costs were worked out with, and its version
     (`genai-prices 0.2.3`); "" when no price was looked up there."""
+    stages: tuple[int, ...] = ()
+    """Where each stage of a staged run ends (1, repeat, max-repeat), recorded once it decided
+    against a baseline; empty: no stages (decision 28)."""
+    baseline: str = ""
+    """The baseline run (its key) a staged run decided against."""
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""

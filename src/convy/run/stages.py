@@ -1,0 +1,81 @@
+"""Staging: which attempts a run with staged repeats plays next (decision 28) — worked out from its
+spec (its stages and each scenario's recorded baseline tally) and the attempts its folder holds, so
+a resumed run continues where the rule left off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from convy.compare.staged import EMPTY, Stages
+from convy.compare.statistics import Tally
+from convy.compare.summary import Summary
+from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.store.journal import Against, RunSpec, Undelivered
+
+
+class Staging(msgspec.Struct, frozen=True):
+    """A run's spec, read as a staged schedule."""
+
+    spec: RunSpec
+
+    @property
+    def design(self) -> Stages:
+        return Stages(ends=self.spec.stages, repeat=self.spec.repeat)
+
+    def decided(self, baseline: Summary) -> RunSpec:
+        """The spec with its stages and, for each scenario compared with `baseline` (the same
+        fingerprint there, judged there), the baseline's tally as the comparison reads it: what
+        each stage's decision is taken against. The others play `repeat` attempts, plainly."""
+        before = {s.name: s for s in baseline.scenarios}
+        entries = []
+        for entry in self.spec.scenarios:
+            old = before.get(entry.name)
+            tally = baseline.read(old) if old is not None and old.fingerprint == entry.fingerprint else EMPTY
+            against = Against(held=tally.held, judged=tally.judged) if tally.judged else None
+            entries.append(msgspec.structs.replace(entry, against=against))
+        return msgspec.structs.replace(
+            self.spec,
+            scenarios=tuple(entries),
+            stages=Stages.of(self.spec.repeat, self.spec.max_repeat).ends,
+            baseline=baseline.key(),
+        )
+
+    def due(self, outcomes: Iterable[Outcome]) -> tuple[tuple[str, int], ...]:
+        """The attempts (scenario, index) to play next, in declaration order: of each scenario, the
+        missing attempts of the first stage it has not finished, once the rule went on after every
+        stage before; a scenario without a recorded baseline tally, its missing first `repeat`."""
+        done: dict[tuple[str, int], Outcome] = {}
+        for outcome in outcomes:
+            if not Undelivered(outcome).undelivered:
+                done[(outcome.scenario, outcome.index)] = outcome
+        design = self.design
+        due: list[tuple[str, int]] = []
+        for entry in self.spec.scenarios:
+            if entry.against is None or not design.on:
+                due.extend((entry.name, i) for i in range(self.spec.repeat) if (entry.name, i) not in done)
+                continue
+            against = Tally(held=entry.against.held, judged=entry.against.judged)
+            so_far = EMPTY
+            for stage in range(len(design.ends)):
+                span = design.span(stage)
+                missing = [(entry.name, i) for i in span if (entry.name, i) not in done]
+                if missing:
+                    due.extend(missing)
+                    break
+                for index in span:
+                    so_far = so_far.plus(self.counted(done[(entry.name, index)]))
+                if not design.goes_on(stage, so_far, against):
+                    break
+        return tuple(due)
+
+    def counted(self, outcome: Outcome) -> Tally:
+        """An attempt as the rule counts it: judged and held, judged (the agent failed), or not."""
+        match outcome.decision:
+            case Verdict(holds=holds):
+                return Tally(held=int(holds), judged=1)
+            case Failed():
+                return Tally(held=0, judged=1)
+            case NoVerdict():
+                return EMPTY
