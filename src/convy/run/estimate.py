@@ -33,6 +33,9 @@ class Spending(Data, frozen=True, kw_only=True):
     calls: tuple[int, int, int]
     tokens: tuple[int | None, int | None, int | None]
     usd: tuple[float | None, float | None, float | None]
+    spared: tuple[bool, bool, bool] = (False, False, False)
+    """Where the party was not asked after all — the user's turns all replayed, the verdict reused:
+    its tokens and cost say nothing of what asking costs, so its medians leave this attempt out."""
 
 
 class Seen(msgspec.Struct, frozen=True):
@@ -67,6 +70,11 @@ class Seen(msgspec.Struct, frozen=True):
                 Tokens(agent, len(outcome.turns)).count(),
             ),
             usd=(cost.user, cost.judge, cost.agent),
+            spared=(
+                bool(outcome.turns) and all(turn.replayed for turn in outcome.turns),
+                outcome.reused is not None,
+                False,
+            ),
         )
 
 
@@ -220,18 +228,35 @@ class Medians(msgspec.Struct, frozen=True):
             name=self.name,
             attempts=self.attempts,
             calls=self.medians(tuple(map(float, s.calls)) for s in self.seen),
-            tokens=self.medians(s.tokens for s in self.seen),
-            usd=self.medians(s.usd for s in self.seen),
+            tokens=self.medians(self.paid(s, s.tokens) for s in self.seen),
+            usd=self.medians(self.paid(s, s.usd) for s in self.seen),
             known=True,
         )
 
-    def medians(self, rows: Iterable[tuple[float | int | None, ...]]) -> tuple[float | None, ...]:
-        """Each party's median over the attempts times `attempts`; None when some attempt's is
-        unknown."""
-        columns = list(zip(*rows, strict=True))
+    def paid(
+        self, spending: Spending, figures: tuple[float | int | None, ...]
+    ) -> tuple[float | int | None | Spared, ...]:
+        """`figures` with each party that was spared marked so, for the medians to leave out."""
+        marked = zip(figures, spending.spared, strict=True)
+        return tuple(SPARED if spared else figure for figure, spared in marked)
+
+    def medians(
+        self, rows: Iterable[tuple[float | int | None | Spared, ...]]
+    ) -> tuple[float | None, ...]:
+        """Each party's median over the attempts that asked it, times `attempts` (a run that pays
+        in full: a verdict reused or a dialogue replayed in the baseline counts at what asking
+        cost there); None when some attempt's is unknown, or no attempt asked it."""
+        columns = [[v for v in column if not isinstance(v, Spared)] for column in zip(*rows, strict=True)]
         return tuple(
             None
-            if any(value is None for value in column)
+            if not column or any(value is None for value in column)
             else statistics.median(float(v) for v in column if v is not None) * self.attempts
             for column in columns
         )
+
+
+class Spared(msgspec.Struct, frozen=True):
+    """A figure of a party that was not asked (its turns replayed, its verdict reused)."""
+
+
+SPARED = Spared()
