@@ -121,6 +121,26 @@ def test_a_model_of_unknown_price_costs_unknown_never_0(tmp_path: Path) -> None:
     assert "≥ $" in row and "$0.00 " not in row
 
 
+def test_a_model_that_reports_no_tokens_costs_unknown_never_0(tmp_path: Path) -> None:
+    """A known price, but the service said nothing of the tokens: the call was made, its cost is
+    unknown — never the $0 of a party that was not asked."""
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    project(tmp_path)
+    with AgentServer() as agent, ModelServer(decided, usage=False) as models:
+        prices = json.dumps(PRICES)
+        done = played(f"{agent.url}/ok", models.url, tmp_path, "--repeat", "1", "--prices", prices)
+    assert done.returncode == 0, done.stdout + done.stderr
+    folder = only_run(tmp_path / "results")
+    for line in lines(folder):
+        cost = line["cost"]
+        assert isinstance(cost, dict)
+        assert cost["user"] is None and cost["judge"] is None, "asked, tokens unknown: cost unknown"
+    row = next(line for line in (folder / "comment.md").read_text().splitlines() if line.startswith("| cost"))
+    assert "$0.00" not in row and ("unknown" in row or "≥ $" in row)
+
+
 def test_nothing_priced_is_unknown_not_0() -> None:
     costs = Costs()
     held = Verdict(holds=True, claims=())

@@ -118,9 +118,11 @@ class Completion(msgspec.Struct, frozen=True):
     choices: tuple[CompletionChoice, ...] | None = None
     usage: CompletionUsage | None = None
 
-    def spent(self) -> Usage | None:
+    def spent(self) -> Usage:
+        """The tokens it reports; a completion without `usage` was still a call: its counts are
+        unknown (never 0, never "not asked")."""
         if self.usage is None:
-            return None
+            return Usage()
         return Usage(input=self.usage.prompt_tokens, output=self.usage.completion_tokens)
 
     def reply(self) -> Reply:

@@ -118,9 +118,10 @@ UNPRICED = Pricing()
 
 
 class Priced(msgspec.Struct, frozen=True):
-    """Some tokens at a price: USD, None when the price or a token count is unknown. No tokens
-    reported (`usage` None) cost nothing at a known price. Usable on its own to price one party's
-    tokens (a judge call saved, a user turn replayed)."""
+    """Some tokens at a price: USD, None when the price or a token count is unknown. A party never
+    asked (`usage` None: a scripted turn, a scenario without claims) costs nothing at a known price;
+    one asked whose service reported no tokens (a Usage with unknown counts) costs unknown, never $0.
+    Usable on its own to price one party's tokens (a judge call saved, a user turn replayed)."""
 
     price: Price | None
     usage: Usage | None
@@ -128,7 +129,7 @@ class Priced(msgspec.Struct, frozen=True):
     def usd(self) -> float | None:
         if self.price is None:
             return None
-        if self.usage is None or (self.usage.input is None and self.usage.output is None):
+        if self.usage is None:
             return 0.0
         if self.usage.input is None or self.usage.output is None:
             return None
