@@ -441,3 +441,16 @@ def test_a_resumed_run_s_earlier_attempts_count_toward_the_budget() -> None:
     fail_fast = FailFast(1)
     budget = Budget(1.0, fail_fast).earlier([before])
     assert budget.cause == "budget" and fail_fast.ended == [], "fail-fast never sees earlier attempts"
+
+
+def test_the_prices_setting_reads_json_and_the_flow_style_design_writes() -> None:
+    from convy.errors import ConfigurationError
+    from convy.project.prices import Price, PriceTable
+
+    wanted = {"gpt-4o-mini": Price(input=0.15, output=0.6)}
+    assert PriceTable.read('{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}').prices == wanted
+    assert PriceTable.read("{gpt-4o-mini: {input: 0.15, output: 0.60}}").prices == wanted
+    with pytest.raises(ConfigurationError, match="is not JSON"):
+        PriceTable.read("{gpt-4o-mini: [")
+    with pytest.raises(ConfigurationError, match="must map model names"):
+        PriceTable.read("{gpt-4o-mini: {input: -1, output: 0.6}}")

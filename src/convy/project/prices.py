@@ -32,18 +32,29 @@ class PriceTable(msgspec.Struct, frozen=True):
 
     @classmethod
     def read(cls, text: str, where: str = "prices") -> PriceTable:
-        """The setting's JSON text read; ConfigurationError naming `where` when it is not a table of
-        model names to `{input, output}` prices of 0 or more."""
+        """The setting's text read — JSON, or the same table in YAML's flow style, as DESIGN writes it
+        (`{gpt-4o-mini: {input: 0.15, output: 0.60}}`: YAML is a superset, keys need no quotes);
+        ConfigurationError naming `where` when it is not a table of model names to `{input, output}`
+        prices of 0 or more."""
         if not text.strip():
             return cls()
         try:
-            return cls(msgspec.json.decode(text, type=dict[str, Price]))
+            raw: object = msgspec.json.decode(text)
+        except msgspec.DecodeError as error:
+            import yaml
+
+            from convy.project.document import LOADER
+
+            try:
+                raw = yaml.load(text, Loader=LOADER)  # noqa: S506 (a safe loader: libyaml's, else PyYAML's)
+            except yaml.YAMLError:
+                raise ConfigurationError(where, f"is not JSON: {error}") from None
+        try:
+            return cls(msgspec.convert(raw, type=dict[str, Price]))
         except msgspec.ValidationError as error:
             raise ConfigurationError(
                 where, f"must map model names to {{input, output}} in USD per million tokens: {error}"
             ) from None
-        except msgspec.DecodeError as error:
-            raise ConfigurationError(where, f"is not JSON: {error}") from None
 
     def price(self, name: str) -> Price | None:
         """The price given for the model named `name` (exactly, else ignoring case)."""
