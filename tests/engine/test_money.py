@@ -113,7 +113,10 @@ def test_a_model_of_unknown_price_costs_unknown_never_0(tmp_path: Path) -> None:
     for line in lines(folder):
         cost = line["cost"]
         assert isinstance(cost, dict)
-        assert cost["judge"] is None, "judge-m has no known price: unknown, not 0"
+        if line["reused"]:
+            assert cost["judge"] == 0, "a verdict reused asked no judge: it cost nothing, whatever the price"
+        else:
+            assert cost["judge"] is None, "judge-m has no known price: unknown, not 0"
         assert cost["agent"] is None, "the agent's model is not named: unknown"
         assert isinstance(cost["user"], float) and cost["user"] > 0
     comment = (folder / "comment.md").read_text()
@@ -454,3 +457,24 @@ def test_the_prices_setting_reads_json_and_the_flow_style_design_writes() -> Non
         PriceTable.read("{gpt-4o-mini: [")
     with pytest.raises(ConfigurationError, match="must map model names"):
         PriceTable.read("{gpt-4o-mini: {input: -1, output: 0.6}}")
+
+
+def test_a_party_that_spent_nothing_costs_nothing_whatever_its_price() -> None:
+    from convy.play.agent import Usage
+    from convy.play.outcome import Reused, Turn
+    from convy.play.price import UNPRICED
+
+    replayed = Outcome(
+        scenario="s",
+        index=0,
+        fingerprint="f",
+        turns=(Turn(user="hi", agent="hello", seconds=0.1, replayed=True),),
+        seconds=0.2,
+        decision=Verdict(holds=True, claims=()),
+        user_usage=Usage(input=0, output=0),
+        judge_usage=Usage(input=0, output=0),
+        reused=Reused(run="before", scenario="s", index=0),
+    )
+    assert UNPRICED.cost(replayed) == Cost(user=0.0, judge=0.0, agent=None), "no price needed for nothing"
+    asked = msgspec.structs.replace(replayed, user_usage=Usage(input=10, output=2), judge_usage=Usage())
+    assert UNPRICED.cost(asked) == Cost(user=None, judge=None, agent=None), "asked: unknown, never $0"

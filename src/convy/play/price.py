@@ -92,7 +92,7 @@ class Pricing(msgspec.Struct, frozen=True, kw_only=True):
     def cost(self, outcome: Outcome) -> Cost:
         """What the attempt cost by whose requests: the tokens each reported, at its price. The
         agent's is known only when it reported tokens on some turn; the user's and the judge's are
-        0 when they reported none (no request of theirs was counted)."""
+        0 when they were not asked (no request of theirs was counted) or spent nothing."""
         return Cost(
             user=Priced(self.user, outcome.user_usage).usd(),
             judge=Priced(self.judge, outcome.judge_usage).usd(),
@@ -119,18 +119,19 @@ UNPRICED = Pricing()
 
 class Priced(msgspec.Struct, frozen=True):
     """Some tokens at a price: USD, None when the price or a token count is unknown. A party never
-    asked (`usage` None: a scripted turn, a scenario without claims) costs nothing at a known price;
-    one asked whose service reported no tokens (a Usage with unknown counts) costs unknown, never $0.
-    Usable on its own to price one party's tokens (a judge call saved, a user turn replayed)."""
+    asked (`usage` None: a scripted turn, a scenario without claims) or that spent no token (a
+    verdict reused, a user replayed: 0 and 0) costs nothing, whatever its price; one asked whose
+    service reported no tokens (a Usage with unknown counts) costs unknown, never $0. Usable on its
+    own to price one party's tokens (a judge call saved, a user turn replayed)."""
 
     price: Price | None
     usage: Usage | None
 
     def usd(self) -> float | None:
+        if self.usage is None or (self.usage.input == 0 and self.usage.output == 0):
+            return 0.0
         if self.price is None:
             return None
-        if self.usage is None:
-            return 0.0
         if self.usage.input is None or self.usage.output is None:
             return None
         return round(self.price.of(self.usage.input, self.usage.output), 12)
