@@ -27,7 +27,7 @@ from convy.draw.links import TraceLink
 from convy.draw.markup import FactList, Html, Pill, Tag
 from convy.draw.transcript import AgentMarkdown, Attempt, AttemptView, ClaimView, TurnView
 from convy.draw.window import AttemptHtml, MarkdownHtml
-from convy.draw.worddiff import MarkedHtml, WordDiff
+from convy.draw.worddiff import MARKS, WordDiff
 from convy.play.outcome import Failed, Outcome, Verdict
 from convy.words import Plural
 
@@ -240,7 +240,7 @@ class SideBySide(msgspec.Struct, frozen=True):
             return Tag("div", {"class": f"cell {side} missing"}).of(
                 self.side(side), Tag("p", {"class": "quiet"}).of(f"no turn {index + 1}")
             )
-        answer = MarkedHtml(marked).children() if marked is not None else MarkdownHtml(t.agent).children()
+        answer = MarkdownHtml(marked if marked is not None else t.agent, MARKS).children()
         parts: list[str | Html] = [
             self.side(side),
             Tag("div", {"class": "message user"}).of(

@@ -30,10 +30,12 @@ TAGS = frozenset(
 
 
 class MarkdownHtml(msgspec.Struct, frozen=True):
-    """An agent's Markdown tree (transcript.AgentMarkdown) as HTML children: elements only of TAGS,
-    every string a text."""
+    """An agent's Markdown tree (transcript.AgentMarkdown) as HTML children: elements only of TAGS
+    and of `marks` (the side by side's `del`/`ins` around changed words, worddiff.py), every string a
+    text."""
 
     nodes: list[object]
+    marks: frozenset[str] = frozenset()
 
     def children(self) -> list[str | Html]:
         found: list[str | Html] = []
@@ -41,12 +43,12 @@ class MarkdownHtml(msgspec.Struct, frozen=True):
             if isinstance(node, str):
                 found.append(node)
             elif isinstance(node, list) and node and isinstance(node[0], str):
-                name = node[0] if node[0] in TAGS else "span"
+                name = node[0] if node[0] in TAGS or node[0] in self.marks else "span"
+                inside = MarkdownHtml(node[1:], self.marks).children()
                 if name == "pre":
-                    text = node[1] if len(node) > 1 and isinstance(node[1], str) else ""
-                    found.append(Tag("pre").of(Tag("code").of(text)))
+                    found.append(Tag("pre").of(Tag("code").of(*inside)))
                 else:
-                    found.append(Tag(name).of(*MarkdownHtml(node[1:]).children()))
+                    found.append(Tag(name).of(*inside))
         return found
 
 

@@ -1,8 +1,7 @@
 """Word diff: two agent answers, each a Markdown tree (transcript.AgentMarkdown), with the words that
 differ between them marked — `del` in the first (the baseline's), `ins` in the second (this run's) —
 by difflib's SequenceMatcher over word tokens, whitespace kept as tokens of its own so the text reads
-as it was; and MarkedHtml, such a tree as HTML elements of the tag names allowed, every string
-escaped.
+as it was (window.MarkdownHtml draws such a tree with the marks allowed, every string escaped).
 
 Nothing an agent wrote becomes markup: the marks are nodes of our tag names in the tree, its text
 stays text (escaped by markup.Tag)."""
@@ -13,9 +12,6 @@ import re
 from difflib import SequenceMatcher
 
 import msgspec
-
-from convy.draw.markup import Html, Tag
-from convy.draw.window import TAGS
 
 TOKENS = re.compile(r"\s+|[^\s]+")
 """A word (a run of non-blanks, its punctuation with it) or a run of whitespace."""
@@ -120,25 +116,4 @@ class WordDiff(msgspec.Struct, frozen=True):
                 before = found[at - 1] if at > 0 else False
                 after = found[at + 1] if at + 1 < len(tokens) else False
                 found[at] = before and after
-        return found
-
-
-class MarkedHtml(msgspec.Struct, frozen=True):
-    """A marked answer tree as HTML children: elements only of window.TAGS and the marks, every
-    string a text."""
-
-    nodes: list[object]
-
-    def children(self) -> list[str | Html]:
-        found: list[str | Html] = []
-        for node in self.nodes:
-            if isinstance(node, str):
-                found.append(node)
-            elif isinstance(node, list) and node and isinstance(node[0], str):
-                name = node[0] if node[0] in TAGS or node[0] in MARKS else "span"
-                inside = MarkedHtml(node[1:]).children()
-                if name == "pre":
-                    found.append(Tag("pre").of(Tag("code").of(*inside)))
-                else:
-                    found.append(Tag(name).of(*inside))
         return found
