@@ -478,3 +478,80 @@ def test_a_party_that_spent_nothing_costs_nothing_whatever_its_price() -> None:
     assert UNPRICED.cost(replayed) == Cost(user=0.0, judge=0.0, agent=None), "no price needed for nothing"
     asked = msgspec.structs.replace(replayed, user_usage=Usage(input=10, output=2), judge_usage=Usage())
     assert UNPRICED.cost(asked) == Cost(user=None, judge=None, agent=None), "asked: unknown, never $0"
+
+
+def test_the_budget_holds_attempts_back_for_what_those_in_flight_will_cost() -> None:
+    """The first attempt plays alone; then one starts while the cost ended plus a median attempt for
+    each in flight and itself stays within the budget, else it waits; once the cost ended plus one
+    median attempt would pass the budget, nothing starts."""
+    import asyncio
+
+    from convy.play.bench import FailFast
+    from convy.play.budget import Budget
+
+    held = Verdict(holds=True, claims=())
+    ended = Outcome(
+        scenario="s", index=0, fingerprint="f", turns=(), seconds=0.0, decision=held, cost=Cost(user=0.3)
+    )
+
+    async def scenario() -> list[str]:
+        budget = Budget(1.0, FailFast(0))
+        said: list[str] = []
+
+        async def attempt(name: str) -> None:
+            await budget.admit()
+            said.append(f"{name} {budget.cause or 'starts'}")
+
+        await attempt("first")
+        second = asyncio.create_task(attempt("second"))
+        await asyncio.sleep(0)
+        assert said == ["first starts"], "the second waits until the first's cost is known"
+        budget.seen(ended, 10)  # 0.3 spent: 0.3 + 0.3 × 2 in flight ≤ 1.0
+        await second
+        await attempt("third")
+        fourth = asyncio.create_task(attempt("fourth"))  # 0.3 + 0.3 × 3 > 1.0: waits
+        await asyncio.sleep(0)
+        assert said == ["first starts", "second starts", "third starts"]
+        budget.seen(ended, 10)  # 0.6 + 0.3 × 2 > 1.0: still waits
+        await asyncio.sleep(0)
+        assert len(said) == 3
+        budget.seen(ended, 10)  # 0.9 + 0.3 > 1.0 with nothing in flight: stopped
+        await fourth
+        return said
+
+    assert asyncio.run(scenario())[-1] == "fourth budget"
+
+
+def test_a_budget_is_kept_with_many_conversations_at_once(tmp_path: Path) -> None:
+    from tests.servers.agents import AgentServer
+    from tests.servers.models import ModelServer
+
+    project(tmp_path)
+    project(tmp_path / "one")
+    dear = json.dumps({"user-m": {"input": 10.0, "output": 10.0}, "judge-m": {"input": 10.0, "output": 10.0}})
+    with AgentServer() as agent, ModelServer(decided) as models:
+        first = played(f"{agent.url}/ok", models.url, tmp_path / "one", "--repeat", "1", "--prices", dear)
+        assert first.returncode == 0, first.stdout + first.stderr
+        (one,) = lines(only_run(tmp_path / "one" / "results"))
+        cost = one["cost"]
+        assert isinstance(cost, dict)
+        each = cost["user"] + cost["judge"]
+        budget = 3.5 * each
+        done = played(
+            f"{agent.url}/ok",
+            models.url,
+            tmp_path,
+            "--repeat",
+            "12",
+            "--concurrency",
+            "8",
+            "--prices",
+            dear,
+            "--budget",
+            f"{budget:.8f}",
+        )
+    assert done.returncode == 3, done.stdout + done.stderr
+    got = lines(only_run(tmp_path / "results"))
+    spent = sum(line["cost"]["user"] + line["cost"]["judge"] for line in got)  # type: ignore[index]
+    assert spent <= budget, "attempts in flight were counted before more started"
+    assert 3 <= len(got) < 12

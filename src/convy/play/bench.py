@@ -34,10 +34,14 @@ class Journal(Protocol):
 
 class Halt(Protocol):
     """What stops a run early: asked before each attempt starts (`cause` empty: go on), told of
-    each attempt that ended. FailFast, and Budget (play/budget.py) around it."""
+    each attempt that ended. FailFast, and Budget (play/budget.py) around it. `admit` is awaited
+    before an attempt's conversation opens: it may hold the attempt back until an attempt in flight
+    ends (a budget waiting to know what an attempt costs)."""
 
     @property
     def cause(self) -> str: ...
+
+    async def admit(self) -> None: ...
 
     def seen(self, outcome: Outcome, total: int) -> None: ...
 
@@ -85,6 +89,9 @@ class FailFast:
         self.ended: list[Outcome] = []
         self.cause = ""
         self.reached = False
+
+    async def admit(self) -> None:
+        """Fail-fast holds no attempt back: it only stops them."""
 
     def seen(self, outcome: Outcome, total: int) -> None:
         """One more attempt ended, of `total` to play."""
@@ -146,13 +153,17 @@ class Halting:
 
 
 class HaltingConversation:
-    """A conversation that, once open, closes again at once and raises Halted when the run stopped."""
+    """A conversation that opens once `stop` admits it, and, once open, closes again at once and
+    raises Halted when the run stopped."""
 
     def __init__(self, conversation: Conversation, stop: Halt) -> None:
         self._conversation = conversation
         self._stop = stop
 
     async def __aenter__(self) -> Self:
+        await self._stop.admit()
+        if self._stop.cause:
+            raise Halted
         await self._conversation.__aenter__()
         if self._stop.cause:
             await self._conversation.__aexit__(None, None, None)
