@@ -257,6 +257,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Rate(limits.model_rpm)
+        once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
         bench = Bench(
             agent=QueuedAgent(
                 TimeLimited(agent, limits.turn_timeout),
@@ -270,10 +271,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             ahead=limits.concurrency * 2,
             pricing=pricing,
-        )
-        once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
-        bench = msgspec.structs.replace(
-            bench, pairs=once.pairs(), verdicts=once.verdicts(self.journal.outcomes())
+            pairs=once.pairs(),
+            verdicts=once.verdicts(self.journal.outcomes()),
         )
         async with self.kept(agent):
             with self.journal.play(self.spec, version) as appended:
