@@ -5,7 +5,7 @@ times the attempts the run plays; without a baseline it cannot know, and says so
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import httpx
 import msgspec
@@ -227,36 +227,24 @@ class Medians(msgspec.Struct, frozen=True):
         return Expected(
             name=self.name,
             attempts=self.attempts,
-            calls=self.medians(tuple(map(float, s.calls)) for s in self.seen),
-            tokens=self.medians(self.paid(s, s.tokens) for s in self.seen),
-            usd=self.medians(self.paid(s, s.usd) for s in self.seen),
+            calls=self.medians([tuple(map(float, s.calls)) for s in self.seen]),
+            tokens=self.medians([s.tokens for s in self.seen], paid=True),
+            usd=self.medians([s.usd for s in self.seen], paid=True),
             known=True,
         )
 
-    def paid(
-        self, spending: Spending, figures: tuple[float | int | None, ...]
-    ) -> tuple[float | int | None | Spared, ...]:
-        """`figures` with each party that was spared marked so, for the medians to leave out."""
-        marked = zip(figures, spending.spared, strict=True)
-        return tuple(SPARED if spared else figure for figure, spared in marked)
-
     def medians(
-        self, rows: Iterable[tuple[float | int | None | Spared, ...]]
+        self, rows: Sequence[tuple[float | int | None, ...]], paid: bool = False
     ) -> tuple[float | None, ...]:
-        """Each party's median over the attempts that asked it, times `attempts` (a run that pays
-        in full: a verdict reused or a dialogue replayed in the baseline counts at what asking
-        cost there); None when some attempt's is unknown, or no attempt asked it."""
-        columns = [[v for v in column if not isinstance(v, Spared)] for column in zip(*rows, strict=True)]
-        return tuple(
-            None
-            if not column or any(value is None for value in column)
-            else statistics.median(float(v) for v in column if v is not None) * self.attempts
-            for column in columns
-        )
-
-
-class Spared(msgspec.Struct, frozen=True):
-    """A figure of a party that was not asked (its turns replayed, its verdict reused)."""
-
-
-SPARED = Spared()
+        """Each party's median over the attempts, times `attempts`; with `paid`, over those that
+        asked it (a run that pays in full: a verdict reused or a dialogue replayed in the baseline
+        counts at what asking cost there). None when some attempt's is unknown, or none asked it."""
+        found: list[float | None] = []
+        for party in range(len(PARTIES)):
+            column = [
+                row[party] for row, s in zip(rows, self.seen, strict=True) if not (paid and s.spared[party])
+            ]
+            known = [float(v) for v in column if v is not None]
+            whole = bool(column) and len(known) == len(column)
+            found.append(statistics.median(known) * self.attempts if whole else None)
+        return tuple(found)
