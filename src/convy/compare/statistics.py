@@ -16,6 +16,7 @@ import math
 from fractions import Fraction
 
 from convy.data import Data, Tagged
+from convy.play.outcome import Decision, Failed, NoVerdict, Verdict
 
 Z95 = 1.959963984540054
 """The standard normal quantile of a two-sided 95% interval."""
@@ -103,6 +104,17 @@ class Tally(Data, frozen=True, kw_only=True):
     def plus(self, other: Tally) -> Tally:
         """The tally of both together."""
         return Tally(held=self.held + other.held, judged=self.judged + other.judged)
+
+    @classmethod
+    def of(cls, decision: Decision) -> Tally:
+        """One attempt's decision counted: judged and held, judged (the agent failed), or not."""
+        match decision:
+            case Verdict(holds=holds):
+                return cls(held=int(holds), judged=1)
+            case Failed():
+                return cls(held=0, judged=1)
+            case NoVerdict():
+                return cls(held=0, judged=0)
 
     def rate(self, z: float = Z95) -> Rate | Unknown:
         """The share that held with its Wilson score interval at normal quantile `z` (95% by

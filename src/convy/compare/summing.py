@@ -116,14 +116,7 @@ class ScenarioCount(msgspec.Struct):
             last = len(self.ends) - 1
             stage = next((place for place, end in enumerate(self.ends) if outcome.index < end), last)
             tally = self.staged.get(stage, Tally(held=0, judged=0))
-            match outcome.decision:
-                case Verdict(holds=holds):
-                    tally = tally.plus(Tally(held=int(holds), judged=1))
-                case Failed():
-                    tally = tally.plus(Tally(held=0, judged=1))
-                case NoVerdict():
-                    pass
-            self.staged[stage] = tally
+            self.staged[stage] = tally.plus(Tally.of(outcome.decision))
         match outcome.decision:
             case Verdict(holds=holds, claims=claims):
                 self.judged += 1

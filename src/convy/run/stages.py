@@ -11,7 +11,7 @@ import msgspec
 from convy.compare.staged import EMPTY, Stages
 from convy.compare.statistics import Tally
 from convy.compare.summary import Summary
-from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
+from convy.play.outcome import Outcome
 from convy.store.journal import Against, RunSpec, Undelivered
 
 
@@ -65,17 +65,8 @@ class Staging(msgspec.Struct, frozen=True):
                     due.extend(missing)
                     break
                 for index in span:
-                    so_far = so_far.plus(self.counted(done[(entry.name, index)]))
+                    so_far = so_far.plus(Tally.of(done[(entry.name, index)].decision))
                 if not design.goes_on(stage, so_far, against):
                     break
         return tuple(due)
 
-    def counted(self, outcome: Outcome) -> Tally:
-        """An attempt as the rule counts it: judged and held, judged (the agent failed), or not."""
-        match outcome.decision:
-            case Verdict(holds=holds):
-                return Tally(held=int(holds), judged=1)
-            case Failed():
-                return Tally(held=0, judged=1)
-            case NoVerdict():
-                return EMPTY
