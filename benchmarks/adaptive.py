@@ -9,7 +9,7 @@ Each pair is a baseline run and a current run of 20 scenarios, built as convy's 
 scenarios chosen at random are broken: a rate p > 0.5 drops to min(p, 0.05), else to 0.2·p. The
 baseline plays 3 attempts of each scenario. The current run plays `repeat` attempts of each; in two
 rounds, the scenarios the decision-17 rule finds unclear then get attempts up to `max-repeat`; by
-stages, the run's own schedule (convy.run.stages.Staging: 1 attempt, stop where every attempt so far
+stages, the run's own schedule (convy.conduct.stages.Staging: 1 attempt, stop where every attempt so far
 in both runs held or every one missed, the rest to `repeat`, the unclear ones to `max-repeat`)
 decides which attempts are played. False alarm = share of no-change pairs the gate fails; power =
 share of regression pairs it fails, with its 95% interval; attempts = mean attempts per scenario of
@@ -44,8 +44,8 @@ from convy.compare.comparison import Compared, Comparison
 from convy.compare.gate import Gate
 from convy.compare.statistics import Rate, Tally
 from convy.compare.summary import Summary, Summed
+from convy.conduct.stages import Staging
 from convy.play.outcome import ClaimResult, Outcome, Verdict
-from convy.run.stages import Staging
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
 SCENARIOS = 20

@@ -34,8 +34,8 @@ class ReadRuns:
         from convy.compare.comparison import Compared
         from convy.compare.gate import Gate
         from convy.compare.summary import Summed
+        from convy.conduct.review import Reviewed
         from convy.draw.markdown import Links
-        from convy.run.review import Reviewed
         from convy.store.runs import Runs
 
         seconds: dict[str, float | str] = {}

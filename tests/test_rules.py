@@ -9,11 +9,11 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 PRINTING = {"convy/cli.py", "convy_action/action.py", "convy_action/__main__.py"}
 ACCUMULATORS = {
     "Spent",
-    "Figures",
+    "FigureValues",
     "ClaimCount",
     "ScenarioCount",
     "Summing",
-    "Said",
+    "ReasonTally",
     "Blame",
     "Spared",
     "Costs",
@@ -100,7 +100,7 @@ def test_no_module_level_functions_but_the_entry_points() -> None:
     assert functions == []
 
 
-STAGES = ("project", "play", "store", "compare", "draw", "run")
+STAGES = ("project", "play", "store", "compare", "draw", "conduct")
 """The engine's sub-packages in pipeline order: each imports only the stages before it."""
 BASE = {"convy.data", "convy.errors", "convy.words"}
 """Shared by every stage; they import no stage."""
@@ -197,7 +197,7 @@ def test_the_engine_has_no_import_cycles() -> None:
     assert cycles("convy") == []
 
 
-ACTION_STAGES = ("runner", "github", "baseline", "publish", "run")
+ACTION_STAGES = ("runner", "github", "baseline", "publish", "jobs")
 """The action's sub-packages in the order of a job (decision 25): each imports only the stages
 before it; the composition root (action.py) and the entry point import any."""
 

@@ -21,7 +21,7 @@ from convy.words import Plural
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summary
-    from convy.run.stop import Stop
+    from convy.conduct.stop import Stop
     from convy.store.journal import Damage
     from convy.store.runs import StoredRun
 
@@ -170,11 +170,11 @@ class Command:
         import asyncio
 
         from convy.compare.comparison import NO_BASELINE, NoBaseline
+        from convy.conduct.assembly import Project
+        from convy.conduct.prefetch import Ahead, Prefetch
+        from convy.conduct.run import Run
+        from convy.conduct.session import Session
         from convy.draw.progress import Printed
-        from convy.run.assembly import Project
-        from convy.run.prefetch import Ahead, Prefetch
-        from convy.run.run import Run
-        from convy.run.session import Session
         from convy.store.journal import Provenance, RunInUse, RunJournal
 
         resume = Path(arguments.run_folder) if arguments.command == "resume" else None
@@ -273,7 +273,7 @@ class Command:
     def reviewed(self, folder: Path, baseline: Path | None, settings: Settings) -> int:
         """Compare a run with its baseline (or the floor only), write its files, print, gate."""
         from convy.compare.comparison import NoBaseline, RunsDiffer
-        from convy.run.review import Review
+        from convy.conduct.review import Review
 
         before: StoredRun | NoBaseline = NoBaseline(why="no baseline given")
         if baseline is not None:
@@ -342,8 +342,8 @@ class Command:
 
     def estimate(self, arguments: argparse.Namespace) -> int:
         from convy.compare.comparison import NoBaseline
-        from convy.run.assembly import Project
-        from convy.run.estimate import Estimating
+        from convy.conduct.assembly import Project
+        from convy.conduct.estimate import Estimating
 
         sources = Sources(Flags(ENGINE).given(arguments), self._environ, Path.cwd())
         project = Project(sources.settings(), sources, self._environ)
@@ -368,14 +368,14 @@ class Command:
 
     def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
         """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
-        from convy.store.otlp import Collector, Refused
+        from convy.store.otlp import Collector, ReceiverRefused
         from convy.store.traces import RunTraces
 
         collector = Collector.given(url, headers, ("--otlp", "--header"))
         run = self.stored(folder, str(folder))
         try:
             sent = collector.send(RunTraces(run).attempts())
-        except Refused as error:
+        except ReceiverRefused as error:
             self._err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
             return 1
         shown = Untrusted(text=collector.endpoint.shown()).console(200)
@@ -389,7 +389,7 @@ class Command:
         to `stops` so the exit code can name the signal)."""
         import asyncio
 
-        from convy.run.stop import Stop  # noqa: F811 (loaded when a run is played)
+        from convy.conduct.stop import Stop  # noqa: F811 (loaded when a run is played)
 
         task = asyncio.current_task()
         if task is None:

@@ -15,27 +15,27 @@ from typing import TextIO
 
 import httpx
 
+from convy.conduct.assembly import Project
+from convy.conduct.session import Session
 from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
 from convy.project.shard import Slice
-from convy.run.assembly import Project
-from convy.run.session import Session
 from convy_action.baseline.readable import Looked
 from convy_action.baseline.search import Search
 from convy_action.github.retries import PATIENT, Retries
 from convy_action.github.services import Services
+from convy_action.jobs.merge import Merge
+from convy_action.jobs.played import Gated, Plays
+from convy_action.jobs.rerun import Rerun
+from convy_action.jobs.shards import ShardName
 from convy_action.publish.ending import Ending
-from convy_action.publish.shelf import ArtifactName
+from convy_action.publish.shelf import ArtifactNaming
 from convy_action.publish.where import Where
-from convy_action.run.merge import Merge
-from convy_action.run.played import Gated, Played
-from convy_action.run.rerun import Rerun
-from convy_action.run.shards import ShardName
 from convy_action.runner.checks import Checks
 from convy_action.runner.context import Context
 from convy_action.runner.inputs import AgentSecrets, Inputs, Masks
 from convy_action.runner.log import Log
-from convy_action.runner.outputs import Command
+from convy_action.runner.outputs import WorkflowCommand
 
 EXIT_CONFIG = 2
 
@@ -66,14 +66,14 @@ class Action:
         except ConfigurationError as error:
             flags, refused = {}, error
         for value in Masks(flags, self._environ).values():
-            self._log.command(Command("add-mask", value))
+            self._log.command(WorkflowCommand("add-mask", value))
         try:
             if refused is not None:
                 raise refused
             return self.acted(inputs, flags)
         except ConfigurationError as error:
             shown = Untrusted(text=str(error)).logged()
-            self._log.command(Command("error", shown, (("title", "convy: configuration error"),)))
+            self._log.command(WorkflowCommand("error", shown, (("title", "convy: configuration error"),)))
             return EXIT_CONFIG
 
     def acted(self, inputs: Inputs, flags: dict[str, object]) -> int:
@@ -107,13 +107,13 @@ class Action:
                 prepared = Session(project=project).prepared()
                 agent = prepared.name
                 for value in AgentSecrets(prepared.agent).values():
-                    log.command(Command("add-mask", value))
-            name = ArtifactName(settings.artifact_name, agent, settings.comment_key)
+                    log.command(WorkflowCommand("add-mask", value))
+            name = ArtifactNaming(settings.artifact_name, agent, settings.comment_key)
             name.check()
             checks.token()
             checks.otlp()
             if settings.merge and not settings.artifact_name and not agent:
-                name = ArtifactName(merge.guessed(settings.comment_key), "")
+                name = ArtifactNaming(merge.guessed(settings.comment_key), "")
             looked = Search(
                 settings=settings,
                 context=context,
@@ -135,7 +135,7 @@ class Action:
                 merged = merge.merged(name.text)
                 reviewed = gated.reviewed(merged.folder)
                 return ending.reported(reviewed, shelf, where.box(merged.file.spec.agent, reviewed), project)
-            played = Played(context, event, looked, log)
+            played = Plays(context, event, looked, log)
             try:
                 run = played.run(prepared)
             except (KeyboardInterrupt, asyncio.CancelledError):
@@ -150,7 +150,7 @@ class Action:
 
     def estimated(self, project: Project, looked: Looked) -> int:
         """`estimate`: the run's expected model calls, tokens and cost in the log; nothing played."""
-        from convy.run.estimate import Estimating
+        from convy.conduct.estimate import Estimating
 
         for line in Estimating(project, looked.baseline).estimate().lines():
             self._log.line(Untrusted(text=line).logged())

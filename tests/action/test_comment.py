@@ -9,7 +9,7 @@ import pytest
 
 from convy_action.github.rest import GitHub
 from convy_action.github.retries import Retries
-from convy_action.publish.comment import CUT, LIMIT, Body, Marked, Posted, StickyComment, Unposted
+from convy_action.publish.comment import CUT, LIMIT, CommentBody, Marked, Posted, StickyComment, Unposted
 from tests.servers.github import BOT_LOGIN, FakeGitHub, Token
 
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)
@@ -117,9 +117,9 @@ def test_a_body_over_github_s_limit_is_cut_with_a_note_and_posted(fake: FakeGitH
 
 
 def test_body_keeps_short_text_as_it_is() -> None:
-    assert Body("x", Marked("a")).final() == "<!-- convy-action:a -->\nx"
+    assert CommentBody("x", Marked("a")).final() == "<!-- convy-action:a -->\nx"
     with pytest.raises(ValueError):
-        Body("x", Marked("a"), limit=10)
+        CommentBody("x", Marked("a"), limit=10)
 
 
 def test_a_secondary_rate_limit_is_waited_out_and_the_comment_posted_once(

@@ -1,4 +1,4 @@
-"""Context and Event: the runner's variables and the event file read into our types, the baseline
+"""Context and WorkflowEvent: the runner's variables and the event file read into our types, the baseline
 branch chosen, provenance and links made."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from convy.errors import ConfigurationError
-from convy_action.runner.context import Context, Event
+from convy_action.runner.context import Context, WorkflowEvent
 
 
 def event_file(tmp_path: Path, payload: object) -> str:
@@ -51,14 +51,14 @@ def test_a_comment_on_a_pull_request_and_a_workflow_run_name_it(tmp_path: Path) 
     comment = {"issue": {"number": 12, "pull_request": {"url": "x"}}}
     plain_issue = {"issue": {"number": 13}}
     followed = {"workflow_run": {"id": 5, "pull_requests": [{"number": 14, "base": {"ref": "main"}}]}}
-    assert Event().pull().number == 0
+    assert WorkflowEvent().pull().number == 0
     for payload, number in ((comment, 12), (plain_issue, 0), (followed, 14)):
         context = Context({"GITHUB_EVENT_PATH": event_file(tmp_path, payload)}, tmp_path)
         assert context.event().pull().number == number
 
 
 def test_a_missing_event_file_is_an_empty_event_and_a_broken_one_an_error(tmp_path: Path) -> None:
-    assert Context({"GITHUB_EVENT_PATH": str(tmp_path / "nope.json")}, tmp_path).event() == Event()
+    assert Context({"GITHUB_EVENT_PATH": str(tmp_path / "nope.json")}, tmp_path).event() == WorkflowEvent()
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ConfigurationError) as error:
         Context({"GITHUB_EVENT_PATH": str(tmp_path / "bad.json")}, tmp_path).event()

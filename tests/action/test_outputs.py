@@ -12,7 +12,7 @@ from convy.compare.comparison import Compared, NoBaseline
 from convy.compare.gate import Gate
 from convy.compare.summary import Summed
 from convy.store.runs import Runs
-from convy_action.runner.outputs import OUTPUTS, Annotations, Command, Results, StepOutputs, Stopped
+from convy_action.runner.outputs import OUTPUTS, Annotations, Results, StepOutputs, Stopped, WorkflowCommand
 from convy_action.runner.summary import CUT, MIB, JobSummary
 from tests.action.folders import all_held, golden
 
@@ -60,9 +60,9 @@ def test_only_the_action_s_outputs_may_be_written(tmp_path: Path) -> None:
 
 
 def test_a_command_s_text_cannot_end_it_or_start_another() -> None:
-    command = Command("error", "50% done\n::add-mask::x", (("file", "a,b:c.yaml"), ("line", "3")))
+    command = WorkflowCommand("error", "50% done\n::add-mask::x", (("file", "a,b:c.yaml"), ("line", "3")))
     assert command.text() == "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0A::add-mask::x"
-    assert Command("endgroup").text() == "::endgroup::"
+    assert WorkflowCommand("endgroup").text() == "::endgroup::"
 
 
 def test_stop_commands_use_a_fresh_token_that_ends_them() -> None:

@@ -133,7 +133,7 @@ def partial_of(tmp_path: Path, run: str, shard: dict[str, int] | None, status: s
 
 
 def test_only_an_unfinished_folder_of_this_workflow_run_agent_and_shard_is_resumed(tmp_path: Path) -> None:
-    from convy_action.run.rerun import Earlier
+    from convy_action.jobs.rerun import Earlier
 
     partial_of(tmp_path, "41", None)  # another workflow run
     partial_of(tmp_path, "42", None, status="finished")  # finished

@@ -18,12 +18,12 @@ from convy_action.publish.ending import Ending
 from convy_action.publish.shelf import ArtifactShelf, NotUploaded
 from convy_action.publish.where import Where
 from convy_action.runner.checks import Checks
-from convy_action.runner.context import Context, Event, EventPullRequest
+from convy_action.runner.context import Context, EventPullRequest, WorkflowEvent
 from convy_action.runner.log import Log
 
 RUNNER = {"GITHUB_REPOSITORY": "octo-org/hello-world", "GITHUB_RUN_ID": "7", "GITHUB_RETENTION_DAYS": "30"}
 ARTIFACTS = {"ACTIONS_RESULTS_URL": "http://127.0.0.1:9/", "ACTIONS_RUNTIME_TOKEN": "runtime"}
-PULL = Event(pull_request=EventPullRequest(number=12))
+PULL = WorkflowEvent(pull_request=EventPullRequest(number=12))
 
 
 def where(settings: Settings, environ: dict[str, str], client: httpx.Client, out: io.StringIO) -> Where:

@@ -9,7 +9,7 @@ import datetime
 
 import pytest
 
-from convy.play.busy import Busy, GaveUp, Patience, Places, Rate, RetryAfter
+from convy.play.busy import Busy, GaveUp, Pace, Patience, Places, RetryAfter
 from tests.clock import VirtualTime
 
 
@@ -53,8 +53,8 @@ class Refusing:
         return "done"
 
 
-def places(at_once: int, patience: float = 2.0, rate: Rate | None = None) -> Places:
-    return Places(at_once, rate or Rate(0), Patience(patience, first=0.01, most=0.05))
+def places(at_once: int, patience: float = 2.0, rate: Pace | None = None) -> Places:
+    return Places(at_once, rate or Pace(0), Patience(patience, first=0.01, most=0.05))
 
 
 def test_places_allow_at_most_at_once_and_report_peak() -> None:
@@ -201,7 +201,7 @@ def test_other_errors_are_not_retried() -> None:
 
 def test_rate_never_exceeds_its_requests_per_window() -> None:
     async def run() -> list[float]:
-        rate = Rate(3, window=0.3)
+        rate = Pace(3, window=0.3)
         moments: list[float] = []
 
         async def take() -> None:
@@ -221,7 +221,7 @@ def test_rate_never_exceeds_its_requests_per_window() -> None:
 
 def test_rate_zero_is_no_limit() -> None:
     async def run() -> float:
-        rate = Rate(0, window=10)
+        rate = Pace(0, window=10)
         loop = asyncio.get_running_loop()
         start = loop.time()
         for _ in range(1000):
@@ -233,7 +233,7 @@ def test_rate_zero_is_no_limit() -> None:
 
 def test_places_send_through_their_rate() -> None:
     async def run() -> list[float]:
-        limited = places(10, rate=Rate(2, window=0.2))
+        limited = places(10, rate=Pace(2, window=0.2))
         refusing = Refusing(0)
         await asyncio.gather(*(limited.send(refusing) for _ in range(5)))
         return sorted(refusing.tries)
@@ -300,7 +300,7 @@ def test_backoff_without_retry_after_grows_and_is_capped() -> None:
 
     async def run() -> list[float]:
         refusing = Refusing(4, retry_after=None)
-        await Places(1, Rate(0), patience).send(refusing)
+        await Places(1, Pace(0), patience).send(refusing)
         return [later - earlier for earlier, later in zip(refusing.tries, refusing.tries[1:], strict=False)]
 
     waits = VirtualTime().run(run())
@@ -326,9 +326,9 @@ def test_rejected_values() -> None:
     with pytest.raises(ValueError):
         Patience(-1)
     with pytest.raises(ValueError):
-        Rate(-1)
+        Pace(-1)
     with pytest.raises(ValueError):
-        Places(0, Rate(0), Patience(1))
+        Places(0, Pace(0), Patience(1))
 
 
 @pytest.mark.parametrize(
@@ -351,7 +351,7 @@ def test_retry_after_header(header: str | None, seconds: float | None) -> None:
 
 def test_a_rate_paces_its_sends_evenly_so_a_run_takes_what_the_limit_allows() -> None:
     async def sends() -> list[float]:
-        rate = Rate(10, window=1.0)
+        rate = Pace(10, window=1.0)
         loop = asyncio.get_running_loop()
         moments = []
         for _ in range(11):
@@ -362,7 +362,7 @@ def test_a_rate_paces_its_sends_evenly_so_a_run_takes_what_the_limit_allows() ->
     moments = VirtualTime().run(sends())
     gaps = [b - a for a, b in zip(moments, moments[1:], strict=False)]
     assert gaps[:9] == pytest.approx([0.1] * 9), "one send every window/limit seconds, never a burst"
-    assert moments[-1] - moments[0] == pytest.approx(1.0 * (1 + Rate.MARGIN)), (
+    assert moments[-1] - moments[0] == pytest.approx(1.0 * (1 + Pace.MARGIN)), (
         "ten gaps of 0.1 s, the last stretched to the window and its margin: the time the limit allows"
     )
     assert all(sum(1 for m in moments if t <= m < t + 1.0) <= 10 for t in moments)

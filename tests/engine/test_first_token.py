@@ -8,7 +8,7 @@ from convy.compare.comparison import NO_BASELINE, Compared
 from convy.compare.gate import Gate
 from convy.compare.summary import Summary, Summed
 from convy.draw.markdown import CommentMarkdown
-from convy.draw.shown import Run
+from convy.draw.shown import ShownRun
 from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
 from convy.store.journal import RunFile, RunSpec, ScenarioEntry
 
@@ -59,11 +59,13 @@ def test_the_comment_and_the_report_say_nothing_of_it_when_nothing_streamed() ->
     plain = summary([None, None])
     assert plain.first_seconds.count == 0
     assert "first token" not in comment(plain)
-    assert not [tile for tile in Run(summary=plain).tiles() if "first token" in tile.label]
+    assert not [tile for tile in ShownRun(summary=plain).tiles() if "first token" in tile.label]
 
 
 def test_the_report_has_a_tile_with_the_median() -> None:
-    tiles = [tile for tile in Run(summary=summary([1.0, 2.0, 3.0])).tiles() if "first token" in tile.label]
+    tiles = [
+        tile for tile in ShownRun(summary=summary([1.0, 2.0, 3.0])).tiles() if "first token" in tile.label
+    ]
     assert len(tiles) == 1
     assert tiles[0].value.startswith("2")
 

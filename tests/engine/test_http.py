@@ -19,10 +19,11 @@ import certifi
 import msgspec
 import pytest
 
+from convy.conduct.run import Clients, Run
 from convy.errors import ConfigurationError
 from convy.fakes import FakeClock, MemoryJournal
 from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
-from convy.play.busy import Busy, Patience, Places, Rate
+from convy.play.busy import Busy, Pace, Patience, Places
 from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Outcome
 from convy.play.wire.agent import JsonAgent
@@ -30,7 +31,6 @@ from convy.play.wire.spec import AgentSpec, TokenPaths
 from convy.play.wire.tls import Tls
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
-from convy.run.run import Clients, Run
 from convy.store.journal import Limits, Provenance
 from tests.servers.agents import AgentServer, TlsFront
 from tests.servers.models import ModelServer
@@ -313,7 +313,7 @@ def test_places_wait_as_asked_and_the_agent_sees_the_message_once() -> None:
             return [(await conversation.reply(text)).text for text in ("Hi", "Bye")]
 
     with AgentServer() as server:
-        places = Places(1, Rate(0), Patience(10))
+        places = Places(1, Pace(0), Patience(10))
         agent = QueuedAgent(JsonAgent(spec(f"{server.url}/retry-after/1", body=SESSION_BODY), 5.0), places)
         started = time.monotonic()
         texts = asyncio.run(run(agent))
@@ -336,7 +336,7 @@ def test_an_agent_behind_litellm_is_asked_again_after_the_wait_its_router_named(
             return (await conversation.reply("Hi")).text
 
     with AgentServer() as server:
-        places = Places(1, Rate(0), Patience(300, clock=clock))
+        places = Places(1, Pace(0), Patience(300, clock=clock))
         agent = QueuedAgent(JsonAgent(spec(f"{server.url}/litellm-429/60", body=SESSION_BODY), 5.0), places)
         text = asyncio.run(run(agent))
     assert text == "echo: Hi"

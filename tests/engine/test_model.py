@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from convy.play.agent import Message, Usage
-from convy.play.busy import Busy, Patience, Places, Rate
+from convy.play.busy import Busy, Pace, Patience, Places
 from convy.play.model import Contained, Model, ModelFailure, Models, OpenAiModel, PatientModel, Reply
 from tests.servers.models import Canned, ModelServer, Request
 
@@ -207,7 +207,7 @@ def test_contained_keeps_the_name() -> None:
 
 def patient(url: str, patience: float) -> Reply:
     async def use(client: httpx.AsyncClient) -> Reply:
-        places = Places(2, Rate(0), Patience(patience, first=0.01, most=0.05))
+        places = Places(2, Pace(0), Patience(patience, first=0.01, most=0.05))
         model: Model = PatientModel(Contained(OpenAiModel(url=url, key=KEY, name="m", client=client)), places)
         assert model.name == "m"
         return await model.reply(HELLO)

@@ -21,7 +21,7 @@ import pytest
 from convy.fakes import FakeAgent, FakeClock
 from convy.play.agent import Message, Usage
 from convy.play.attempt import Attempt
-from convy.play.busy import Busy, Hints, Patience, Places, Rate
+from convy.play.busy import Busy, Hints, Pace, Patience, Places
 from convy.play.dialog import ChatJudge, Checked, SimulatedUser, VerdictSchema
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.model import FORMATS, Contained, Model, ModelFailure, OpenAiModel, PatientModel, Reply
@@ -70,7 +70,7 @@ def model(client: httpx.AsyncClient, url: str, **fields: object) -> OpenAiModel:
 
 
 def patient(inner: Model, clock: FakeClock, patience: float = 300.0) -> PatientModel:
-    return PatientModel(Contained(inner), Places(2, Rate(0), Patience(patience, clock=clock)))
+    return PatientModel(Contained(inner), Places(2, Pace(0), Patience(patience, clock=clock)))
 
 
 def judge_twice(server: ModelServer) -> list[Request]:

@@ -18,7 +18,7 @@ from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Reused, Span, Turn, Verdict
 from convy.play.wire.agent import JsonAgent
 from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
-from convy.store.otlp import Collector, Endpoint, Headers, Refused
+from convy.store.otlp import Collector, Headers, ReceiverRefused, ReceiverUrl
 from convy.store.runs import Runs, StoredRun
 from convy.store.traces import RunTraces
 from tests.engine.test_cli import convy, only_run
@@ -123,7 +123,7 @@ def test_each_attempt_is_a_trace_with_its_recorded_ids_the_genai_attributes_and_
 ) -> None:
     run = stored(tmp_path / "support" / "run-1")
     with OtlpReceiver() as receiver:
-        sent = Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+        sent = Collector(endpoint=ReceiverUrl(receiver.url)).send(RunTraces(run).attempts())
     assert (sent.traces, sent.spans) == (4, len(receiver.spans))
     traces = by_trace(receiver.spans)
     assert len(traces) == 4 and TRACE in traces
@@ -217,7 +217,7 @@ SESSION = Outcome(
 def test_each_recorded_agent_request_is_a_span_with_its_id_kind_times_and_status(tmp_path: Path) -> None:
     run = stored(tmp_path / "support" / "run-1", (SESSION,))
     with OtlpReceiver() as receiver:
-        sent = Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+        sent = Collector(endpoint=ReceiverUrl(receiver.url)).send(RunTraces(run).attempts())
     assert sent.spans == len(receiver.spans) == 8  # root, 5 requests, user, judge
     head = root(receiver.spans)
     start = int(datetime(2026, 11, 30, 18, 30, tzinfo=UTC).timestamp()) * SECONDS
@@ -292,7 +292,7 @@ def test_a_real_session_run_sends_every_request_it_recorded(tmp_path: Path) -> N
     named = msgspec.structs.replace(outcome, scenario="refund", fingerprint="f-refund")  # as SPEC names it
     run = stored(tmp_path / "support" / "run-1", (named,))
     with OtlpReceiver() as receiver:
-        Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+        Collector(endpoint=ReceiverUrl(receiver.url)).send(RunTraces(run).attempts())
     head = root(receiver.spans)
     assert head.trace_id == outcome.trace_id
     requests = {s.span_id: s for s in receiver.spans if s.name.startswith("agent ")}
@@ -318,10 +318,10 @@ def test_attempts_without_recorded_ids_get_their_own_stable_ones_and_their_failu
 ) -> None:
     run = stored(tmp_path / "support" / "run-1")
     with OtlpReceiver() as receiver:
-        Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+        Collector(endpoint=ReceiverUrl(receiver.url)).send(RunTraces(run).attempts())
         first = by_trace(list(receiver.spans))
         receiver.spans.clear()
-        Collector(endpoint=Endpoint(receiver.url)).send(RunTraces(run).attempts())
+        Collector(endpoint=ReceiverUrl(receiver.url)).send(RunTraces(run).attempts())
         again = by_trace(list(receiver.spans))
     assert {t: sorted(s.span_id for s in spans) for t, spans in first.items()} == {
         t: sorted(s.span_id for s in spans) for t, spans in again.items()
@@ -381,17 +381,20 @@ def test_spans_go_in_batches_and_a_refusal_names_the_receiver_s_words_not_the_ke
     run = stored(tmp_path / "support" / "run-1")
     key = "phx-secret-key-123456"
     with OtlpReceiver(wanted=("api_key", key)) as receiver:
-        endpoint = Endpoint(receiver.url + "/")
+        endpoint = ReceiverUrl(receiver.url + "/")
         sent = Collector(endpoint=endpoint, headers={"api_key": key}, batch=4).send(RunTraces(run).attempts())
         assert sent.spans == len(receiver.spans) and len(receiver.requests) >= 3
         assert receiver.requests[0]["content-type"] == "application/x-protobuf"
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(ReceiverRefused) as refused:
             Collector(endpoint=endpoint, headers={"api_key": "wrong-key-999999"}).send(
                 RunTraces(run).attempts()
             )
         assert str(refused.value) == f"{receiver.url}/v1/traces answered 401: no valid key"
-    with OtlpReceiver(refuse=(400, f"bad span, key {key}")) as refusing, pytest.raises(Refused) as bad:
-        Collector(endpoint=Endpoint(refusing.url), headers={"api_key": key}).send(
+    with (
+        OtlpReceiver(refuse=(400, f"bad span, key {key}")) as refusing,
+        pytest.raises(ReceiverRefused) as bad,
+    ):
+        Collector(endpoint=ReceiverUrl(refusing.url), headers={"api_key": key}).send(
             RunTraces(run).attempts()
         )
     assert "answered 400: bad span, key ***" in str(bad.value) and key not in str(bad.value)
@@ -401,18 +404,18 @@ def test_an_unreachable_receiver_is_refused_with_why(tmp_path: Path) -> None:
     run = stored(tmp_path / "support" / "run-1", (HELD,))
     with OtlpReceiver() as receiver:
         url = receiver.url
-    with pytest.raises(Refused) as refused:
-        Collector(endpoint=Endpoint(url), timeout=0.5).send(RunTraces(run).attempts())
+    with pytest.raises(ReceiverRefused) as refused:
+        Collector(endpoint=ReceiverUrl(url), timeout=0.5).send(RunTraces(run).attempts())
     assert str(refused.value) == f"{url}/v1/traces could not be reached: [Errno 111] Connection refused"
 
 
 def test_endpoints_and_headers_are_checked_before_any_request() -> None:
-    assert Endpoint("http://localhost:6006").problem() == ""
-    assert Endpoint("http://localhost:6006").traces() == "http://localhost:6006/v1/traces"
-    assert Endpoint("https://otel.example/v1/traces/").traces() == "https://otel.example/v1/traces"
-    assert Endpoint("https://u:pw@otel.example/p?key=s").shown() == "https://otel.example/p/v1/traces"
-    assert "http://" in Endpoint("localhost:4318").problem()
-    assert Endpoint("ftp://otel.example").problem() != ""
+    assert ReceiverUrl("http://localhost:6006").problem() == ""
+    assert ReceiverUrl("http://localhost:6006").traces() == "http://localhost:6006/v1/traces"
+    assert ReceiverUrl("https://otel.example/v1/traces/").traces() == "https://otel.example/v1/traces"
+    assert ReceiverUrl("https://u:pw@otel.example/p?key=s").shown() == "https://otel.example/p/v1/traces"
+    assert "http://" in ReceiverUrl("localhost:4318").problem()
+    assert ReceiverUrl("ftp://otel.example").problem() != ""
     assert Headers(("Authorization: Basic abc", "x-key:  v "), "--header").parsed() == {
         "Authorization": "Basic abc",
         "x-key": "v",

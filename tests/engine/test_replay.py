@@ -214,12 +214,12 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
 
     import msgspec
 
+    from convy.conduct.run import Run
     from convy.fakes import FakeAgent
     from convy.play.model import Models
     from convy.play.outcome import Outcome
     from convy.project.document import Declaration
     from convy.project.scenario import Scenario
-    from convy.run.run import Run
     from convy.store.journal import Limits, Provenance
     from tests.engine.test_run import _Nothing
 

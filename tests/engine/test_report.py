@@ -473,7 +473,7 @@ def test_a_window_shows_at_most_twenty_attempts_those_that_did_not_hold_first() 
 
 
 def test_an_attempt_without_verdict_shows_the_status_and_the_judge_s_raw_reply() -> None:
-    from convy.draw.transcript import Attempt as ShownAttempt
+    from convy.draw.transcript import ShownAttempt
 
     outcome = Outcome(
         scenario="s",

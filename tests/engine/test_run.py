@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import msgspec
 
+from convy.conduct.run import Run
 from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
-from convy.run.run import Run
 from convy.store.journal import Limits, Provenance
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer

@@ -7,7 +7,7 @@ import contextlib
 
 import pytest
 
-from convy.run.stop import Stop
+from convy.conduct.stop import Stop
 from tests.clock import VirtualTime
 
 

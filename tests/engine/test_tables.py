@@ -14,7 +14,7 @@ import pytest
 from convy.compare.statistics import Rate
 from convy.compare.summary import Summed
 from convy.draw import tables as module
-from convy.draw.tables import Table, Tables
+from convy.draw.tables import ExportTable, Tables
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
@@ -147,12 +147,12 @@ def stored(folder: Path, outcomes: tuple[Outcome, ...] = OUTCOMES) -> StoredRun:
 
 
 @pytest.fixture
-def tables(tmp_path: Path) -> dict[str, Table]:
+def tables(tmp_path: Path) -> dict[str, ExportTable]:
     run = stored(tmp_path / "results" / "support" / "run-1")
     return {table.name: table for table in Tables(run, Summed.of(run).summary()).all()}
 
 
-def as_csv(table: Table) -> list[dict[str, str]]:
+def as_csv(table: ExportTable) -> list[dict[str, str]]:
     text = io.StringIO(newline="")
     table.csv(text)
     reader = csv.DictReader(io.StringIO(text.getvalue(), newline=""))
@@ -160,7 +160,7 @@ def as_csv(table: Table) -> list[dict[str, str]]:
     return list(reader)
 
 
-def as_jsonl(table: Table) -> list[dict[str, object]]:
+def as_jsonl(table: ExportTable) -> list[dict[str, object]]:
     text = io.StringIO()
     table.jsonl(text)
     lines = text.getvalue().splitlines()
@@ -169,7 +169,7 @@ def as_jsonl(table: Table) -> list[dict[str, object]]:
     return parsed
 
 
-def test_the_seven_tables_have_fixed_names_and_columns(tables: dict[str, Table]) -> None:
+def test_the_seven_tables_have_fixed_names_and_columns(tables: dict[str, ExportTable]) -> None:
     assert list(tables) == list(COLUMNS)
     assert {name: list(table.columns()) for name, table in tables.items()} == COLUMNS
 
@@ -188,7 +188,7 @@ def test_the_module_documents_every_column_in_order() -> None:
         assert named == columns, name
 
 
-def test_each_table_has_a_row_per_thing_it_counts(tables: dict[str, Table]) -> None:
+def test_each_table_has_a_row_per_thing_it_counts(tables: dict[str, ExportTable]) -> None:
     counts = {name: len(list(table.rows())) for name, table in tables.items()}
     assert counts == {
         "attempts": 4,
@@ -205,7 +205,7 @@ def test_each_table_has_a_row_per_thing_it_counts(tables: dict[str, Table]) -> N
         assert len(list(table.records())) == counts[table.name]
 
 
-def test_attempts_keep_unknown_unknown_and_real_zeros_zero(tables: dict[str, Table]) -> None:
+def test_attempts_keep_unknown_unknown_and_real_zeros_zero(tables: dict[str, ExportTable]) -> None:
     rows = as_csv(tables["attempts"])
     lines = as_jsonl(tables["attempts"])
     first, refused, failed, unjudged = rows
@@ -233,7 +233,7 @@ def test_attempts_keep_unknown_unknown_and_real_zeros_zero(tables: dict[str, Tab
     assert {row["run"] for row in rows} == {"run-1"} and {row["agent"] for row in rows} == {"support"}
 
 
-def test_turns_carry_text_as_written_and_count_steps(tables: dict[str, Table]) -> None:
+def test_turns_carry_text_as_written_and_count_steps(tables: dict[str, ExportTable]) -> None:
     rows = as_csv(tables["turns"])
     lines = as_jsonl(tables["turns"])
     assert [(r["index"], r["turn"], r["steps"]) for r in rows] == [
@@ -250,7 +250,7 @@ def test_turns_carry_text_as_written_and_count_steps(tables: dict[str, Table]) -
     assert lines[2]["input_tokens"] == 0
 
 
-def test_claims_keep_grades_and_passes(tables: dict[str, Table]) -> None:
+def test_claims_keep_grades_and_passes(tables: dict[str, ExportTable]) -> None:
     lines = as_jsonl(tables["claims"])
     assert [(c["index"], c["pass"], c["grade"]) for c in lines] == [
         (0, True, None),
@@ -303,7 +303,7 @@ def test_scenarios_are_the_summary_s_numbers(tmp_path: Path) -> None:
     assert [rows[1][c] for c in ("pass_rate", "low", "high", "pass_k")] == ["", "", "", ""]
 
 
-def test_steps_leave_what_does_not_apply_empty(tables: dict[str, Table]) -> None:
+def test_steps_leave_what_does_not_apply_empty(tables: dict[str, ExportTable]) -> None:
     lines = as_jsonl(tables["steps"])
     assert lines[0] == {
         "run": "run-1",
@@ -329,7 +329,7 @@ def test_steps_leave_what_does_not_apply_empty(tables: dict[str, Table]) -> None
     assert (rows[1]["arguments"], rows[0]["name"], rows[2]["result"]) == ('{"order": 4411}', "", "")
 
 
-def test_usage_has_three_participants_per_attempt(tables: dict[str, Table]) -> None:
+def test_usage_has_three_participants_per_attempt(tables: dict[str, ExportTable]) -> None:
     lines = as_jsonl(tables["usage"])
     assert [line["participant"] for line in lines] == ["agent", "user", "judge"] * 4
     spent = {
@@ -346,7 +346,7 @@ def test_usage_has_three_participants_per_attempt(tables: dict[str, Table]) -> N
     assert [(r["input"], r["output"]) for r in rows[-3:]] == [("", "")] * 3
 
 
-def test_failures_are_the_failed_and_unjudged_attempts(tables: dict[str, Table]) -> None:
+def test_failures_are_the_failed_and_unjudged_attempts(tables: dict[str, ExportTable]) -> None:
     lines = as_jsonl(tables["failures"])
     assert [(f["scenario"], f["index"], f["type"], f["reason"], f["detail"]) for f in lines] == [
         ("refund", 2, "failed", "http_500", "HTTP 500 from the agent: database down"),
@@ -359,7 +359,7 @@ def test_failures_are_the_failed_and_unjudged_attempts(tables: dict[str, Table])
     assert as_csv(tables["failures"])[1]["detail"] == ""
 
 
-def test_records_are_dicts_in_column_order(tables: dict[str, Table]) -> None:
+def test_records_are_dicts_in_column_order(tables: dict[str, ExportTable]) -> None:
     record = next(tables["claims"].records())
     assert list(record) == COLUMNS["claims"]
     assert record["pass"] is True and record["grade"] is None

@@ -21,7 +21,7 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench
 from convy.play.busy import Patience, Places
 from convy.play.outcome import Outcome
-from convy.play.rate import Rate
+from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
 from convy.project.scenario import Scenario
@@ -246,7 +246,7 @@ def test_a_turn_the_busy_agent_refused_and_was_sent_again_is_a_span_of_its_own()
                 "body": {"messages": "$messages", "session": "$conversation"},
             }
         )
-        queued = QueuedAgent(JsonAgent(agent, 5.0), Places(1, Rate(0), Patience(10)))
+        queued = QueuedAgent(JsonAgent(agent, 5.0), Places(1, Pace(0), Patience(10)))
 
         async def run() -> Outcome:
             return await Attempt(scenario=scripted("Hi", "Bye"), index=0, max_turns=5).outcome(

@@ -10,7 +10,7 @@ from typing import Self
 import pytest
 
 from convy.play.agent import AgentFailure, Answer, QueuedAgent, TimeLimited
-from convy.play.busy import Busy, GaveUp, Patience, Places, Rate
+from convy.play.busy import Busy, GaveUp, Pace, Patience, Places
 from tests.clock import VirtualTime
 
 
@@ -110,7 +110,7 @@ def test_time_limited_needs_a_positive_limit() -> None:
 
 
 def places(at_once: int, patience: float = 2.0) -> Places:
-    return Places(at_once, Rate(0), Patience(patience, first=0.01, most=0.05))
+    return Places(at_once, Pace(0), Patience(patience, first=0.01, most=0.05))
 
 
 def test_queued_agent_holds_at_most_its_places_of_conversations() -> None:

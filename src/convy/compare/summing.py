@@ -1,5 +1,5 @@
-"""What a run's figures add up to while its attempts stream past, in one pass: Figures (one
-figure's values, then its Spread), ScenarioCount and ClaimCount, Said (reasons and their commonest
+"""What a run's figures add up to while its attempts stream past, in one pass: FigureValues (one
+figure's values, then its Spread), ScenarioCount and ClaimCount, ReasonTally (reasons and their commonest
 status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose), Spared
 (what reused verdicts and replayed turns spared) and Summing,
 which holds them all; Summed (summary.py) reads them once the attempts have passed."""
@@ -51,7 +51,7 @@ class Whose(msgspec.Struct, frozen=True, kw_only=True):
         return "user model" if self.detail.startswith("user: ") else "judge"
 
 
-class Figures(msgspec.Struct):
+class FigureValues(msgspec.Struct):
     """The values of one figure, gathered while attempts stream past."""
 
     values: list[float] = msgspec.field(default_factory=list)
@@ -102,7 +102,7 @@ class ScenarioCount(msgspec.Struct):
     failed: int = 0
     no_verdict: int = 0
     claims: dict[str, ClaimCount] = msgspec.field(default_factory=dict)
-    seconds: Figures = msgspec.field(default_factory=Figures)
+    seconds: FigureValues = msgspec.field(default_factory=FigureValues)
     unheld: list[Traced] = msgspec.field(default_factory=list)
     costs: Costs = msgspec.field(default_factory=Costs)
     staged: dict[int, Tally] = msgspec.field(default_factory=dict)
@@ -190,7 +190,7 @@ class ScenarioCount(msgspec.Struct):
         )
 
 
-class Said(msgspec.Struct):
+class ReasonTally(msgspec.Struct):
     """The reasons of one kind of ending, with the statuses and messages seen for each, counted."""
 
     reasons: Counter[str] = msgspec.field(default_factory=Counter)
@@ -226,7 +226,7 @@ class Said(msgspec.Struct):
 class Blame(msgspec.Struct):
     """Whose each attempt that did not hold is, counted while the attempts stream past."""
 
-    parties: dict[str, Said] = msgspec.field(default_factory=dict)
+    parties: dict[str, ReasonTally] = msgspec.field(default_factory=dict)
 
     def add(self, decision: Verdict | Failed | NoVerdict) -> None:
         match decision:
@@ -252,8 +252,8 @@ class Blame(msgspec.Struct):
                 return detail[len(role) :]
         return detail
 
-    def said(self, party: str) -> Said:
-        return self.parties.setdefault(party, Said())
+    def said(self, party: str) -> ReasonTally:
+        return self.parties.setdefault(party, ReasonTally())
 
     def counted(self) -> tuple[Party, ...]:
         found: list[Party] = []
@@ -306,17 +306,17 @@ class Summing(msgspec.Struct):
     repeat: int = 0
     ends: tuple[int, ...] = ()
     scenarios: dict[str, ScenarioCount] = msgspec.field(default_factory=dict)
-    failed: Said = msgspec.field(default_factory=Said)
-    unjudged: Said = msgspec.field(default_factory=Said)
+    failed: ReasonTally = msgspec.field(default_factory=ReasonTally)
+    unjudged: ReasonTally = msgspec.field(default_factory=ReasonTally)
     blame: Blame = msgspec.field(default_factory=Blame)
-    attempt_seconds: Figures = msgspec.field(default_factory=Figures)
-    turn_seconds: Figures = msgspec.field(default_factory=Figures)
-    first_seconds: Figures = msgspec.field(default_factory=Figures)
-    turns: Figures = msgspec.field(default_factory=Figures)
-    agent_input: Figures = msgspec.field(default_factory=Figures)
-    agent_output: Figures = msgspec.field(default_factory=Figures)
-    user: Figures = msgspec.field(default_factory=Figures)
-    judge: Figures = msgspec.field(default_factory=Figures)
+    attempt_seconds: FigureValues = msgspec.field(default_factory=FigureValues)
+    turn_seconds: FigureValues = msgspec.field(default_factory=FigureValues)
+    first_seconds: FigureValues = msgspec.field(default_factory=FigureValues)
+    turns: FigureValues = msgspec.field(default_factory=FigureValues)
+    agent_input: FigureValues = msgspec.field(default_factory=FigureValues)
+    agent_output: FigureValues = msgspec.field(default_factory=FigureValues)
+    user: FigureValues = msgspec.field(default_factory=FigureValues)
+    judge: FigureValues = msgspec.field(default_factory=FigureValues)
     spared: Spared = msgspec.field(default_factory=Spared)
     costs: Costs = msgspec.field(default_factory=Costs)
 

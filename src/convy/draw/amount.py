@@ -33,12 +33,12 @@ class Amount(msgspec.Struct, frozen=True, kw_only=True):
             case "s":
                 return f"{sign}{value:.2f} s" if value < 10 else f"{sign}{value:,.1f} s"
             case "tokens":
-                return f"{sign}{Whole(value=value).text()} tokens"
+                return f"{sign}{WholeNumber(value=value).text()} tokens"
             case _:
-                return sign + Whole(value=value).text()
+                return sign + WholeNumber(value=value).text()
 
 
-class Whole(msgspec.Struct, frozen=True, kw_only=True):
+class WholeNumber(msgspec.Struct, frozen=True, kw_only=True):
     """A count, or a median of counts: whole numbers without decimals, a half kept (39.5, not 40)."""
 
     value: float

@@ -1,5 +1,5 @@
-"""Drawn: a View as one standalone HTML file — Template (the head: the Content-Security-Policy by
-hash, the shared style and script of pages/ inlined, the icon as a data: address) and Body (the
+"""Drawn: a View as one standalone HTML file — PageTemplate (the head: the Content-Security-Policy by
+hash, the shared style and script of pages/ inlined, the icon as a data: address) and MainPart (the
 view as static HTML: header, headline, tiles, charts, tables, each scenario's window).
 
 The page is whole without its script: tables are HTML (on a narrow screen each row a card, every
@@ -19,7 +19,7 @@ import msgspec
 
 from convy.draw.charts import ChartHtml
 from convy.draw.markup import FactList, Html, Pill, Tag, Value
-from convy.draw.page import Cell, Grid, Row, Tile, View
+from convy.draw.page import Cell, Grid, PageRow, Tile, View
 from convy.draw.window import WindowHtml
 
 SCHEMED = re.compile(r"[a-z][a-z0-9+.-]*:", re.IGNORECASE)
@@ -27,7 +27,7 @@ SCHEMED = re.compile(r"[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 the results folder), so such an address is shown as text."""
 
 
-class Source(msgspec.Struct, frozen=True):
+class InlineSource(msgspec.Struct, frozen=True):
     """The text of an inline script or style, with the hash a Content-Security-Policy allows it by."""
 
     text: str
@@ -41,7 +41,7 @@ class Source(msgspec.Struct, frozen=True):
         return f"'sha256-{digest}'"
 
 
-class Template(msgspec.Struct, frozen=True):
+class PageTemplate(msgspec.Struct, frozen=True):
     """A page made of the shared parts in pages/ (the styles `base`, and `window` for the scenarios'
     windows; the script base.js) and the view drawn as static HTML."""
 
@@ -49,8 +49,10 @@ class Template(msgspec.Struct, frozen=True):
 
     def html(self, view: View) -> str:
         folder = resources.files("convy.draw") / "pages"
-        style = Source("\n".join((folder / f"{part}.css").read_text(encoding="utf-8") for part in self.parts))
-        script = Source((folder / "base.js").read_text(encoding="utf-8"))
+        style = InlineSource(
+            "\n".join((folder / f"{part}.css").read_text(encoding="utf-8") for part in self.parts)
+        )
+        script = InlineSource((folder / "base.js").read_text(encoding="utf-8"))
         icon = urllib.parse.quote((folder / "icon.svg").read_text(encoding="utf-8").strip(), safe="")
         policy = (
             f"default-src 'none'; script-src {script.allowed()}; style-src {style.allowed()}; "
@@ -67,13 +69,13 @@ class Template(msgspec.Struct, frozen=True):
             f'<link rel="icon" href="data:image/svg+xml,{icon}">\n'
             f"<style>{style.text}</style>\n"
             "</head>\n<body>\n"
-            f"{Body(view).html()}\n"
+            f"{MainPart(view).html()}\n"
             f"<script>{script.text}</script>\n"
             "</body>\n</html>\n"
         )
 
 
-class Body(msgspec.Struct, frozen=True):
+class MainPart(msgspec.Struct, frozen=True):
     """The view as the page's `<main>`."""
 
     view: View
@@ -180,7 +182,7 @@ class GridHtml(msgspec.Struct, frozen=True, kw_only=True):
             {"class": "grid", "id": g.name, "data-filtered": g.filtered, "data-first": self.first},
         ).of(Tag("div", {"class": "toolbar"}).of(*bar), Tag("div", {"class": "scroll"}).of(table))
 
-    def row(self, r: Row) -> Html:
+    def row(self, r: PageRow) -> Html:
         cells = [self.cell(r, i, c) for i, c in enumerate(r.cells)]
         attributes: dict[str, Value] = {
             "data-status": r.status,
@@ -189,7 +191,7 @@ class GridHtml(msgspec.Struct, frozen=True, kw_only=True):
         }
         return Tag("tr", attributes).of(*cells)
 
-    def cell(self, r: Row, index: int, c: Cell) -> Html:
+    def cell(self, r: PageRow, index: int, c: Cell) -> Html:
         numeric = index in self.grid.numeric
         label = self.grid.columns[index] if index < len(self.grid.columns) else ""
         classes = " ".join(part for part in ("numeric" if numeric else "", f"tone-{c.tone}") if part)

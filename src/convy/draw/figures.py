@@ -15,7 +15,7 @@ from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
 from convy.draw.links import Links
-from convy.draw.shown import Said
+from convy.draw.shown import Attributed
 from convy.words import Plural
 
 AGENT = 80
@@ -263,7 +263,7 @@ class Figures(msgspec.Struct, frozen=True):
                     PARTIES.get(party.party, party.party),
                     f"{party.count}",
                     self.cells.cell(self.reason(party), 60),
-                    self.cells.cell(Said(party=party).text(), MESSAGE) if party.message else "—",
+                    self.cells.cell(Attributed(party=party).text(), MESSAGE) if party.message else "—",
                 ),
             )
             for party in self.comparison.now.parties

@@ -15,7 +15,7 @@ from convy.compare.statistics import Rate
 from convy.compare.summary import Summary
 from convy.draw.blocks import GroupedTable
 from convy.draw.figures import MESSAGE, PARTIES, REASONS, Figures
-from convy.draw.shown import Percent, Said
+from convy.draw.shown import Attributed, Percent
 
 STYLE = "github"
 BUILD = 16
@@ -114,7 +114,8 @@ class Causes(msgspec.Struct, frozen=True):
             style=STYLE,
         ).text()
         lines = [
-            f"- {PARTIES.get(p.party, p.party)} — {self.figures.cells.cell(Said(party=p).text(), MESSAGE)}"
+            f"- {PARTIES.get(p.party, p.party)} — "
+            f"{self.figures.cells.cell(Attributed(party=p).text(), MESSAGE)}"
             for p in parties
             if p.message
         ]

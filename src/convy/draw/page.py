@@ -61,7 +61,7 @@ class Cell(Data, frozen=True, kw_only=True):
     badge: bool = False
 
 
-class Row(Data, frozen=True, kw_only=True):
+class PageRow(Data, frozen=True, kw_only=True):
     """One row of a table: its cells, its status (for the status filter), the text the text filter
     searches, and the anchor of the window its first cell links to, if any."""
 
@@ -86,7 +86,7 @@ class Grid(Data, frozen=True, kw_only=True):
     name: str
     title: str
     columns: tuple[str, ...]
-    rows: tuple[Row, ...]
+    rows: tuple[PageRow, ...]
     statuses: tuple[Choice, ...] = ()
     filtered: bool = True
     numeric: tuple[int, ...] = ()

@@ -21,7 +21,7 @@ from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
-from convy.draw.drawn import Template
+from convy.draw.drawn import PageTemplate
 from convy.draw.links import TraceLink
 from convy.draw.page import (
     BarRow,
@@ -30,7 +30,7 @@ from convy.draw.page import (
     Choice,
     Grid,
     Link,
-    Row,
+    PageRow,
     Spreads,
     Tick,
     Tile,
@@ -38,9 +38,9 @@ from convy.draw.page import (
     Trend,
     View,
 )
-from convy.draw.shown import Counted, Decided, Figure, Percent, Reasons, Result, Run
+from convy.draw.shown import Counted, Figure, GateShown, Percent, Reasons, ScenarioResult, ShownRun
 from convy.draw.sidebyside import Differences
-from convy.draw.transcript import Excerpt
+from convy.draw.transcript import PageText
 from convy.draw.window import Windows
 from convy.play.outcome import Outcome
 
@@ -84,14 +84,14 @@ class Report(msgspec.Struct, frozen=True):
 
     def html(self) -> str:
         s = self.summary
-        run = Run(summary=s)
-        return Template(("base", "window")).html(
+        run = ShownRun(summary=s)
+        return PageTemplate(("base", "window")).html(
             View(
                 kind="report",
                 title=f"{s.agent} · run {s.run}",
                 facts=run.facts(),
                 notices=run.notices(),
-                headline=Decided(decision=self.decision).headline() if self.decision else None,
+                headline=GateShown(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
                 grids=(self.grid(), run.parties()),
@@ -151,10 +151,10 @@ class Report(msgspec.Struct, frozen=True):
             numeric=(2, 3, 4, 5, 6, 7, 8),
         )
 
-    def row(self, c: ScenarioSummary) -> Row:
-        result = Result(tally=c.tally)
+    def row(self, c: ScenarioSummary) -> PageRow:
+        result = ScenarioResult(tally=c.tally)
         claims = " ".join(f.claim for f in c.failing)
-        return Row(
+        return PageRow(
             cells=(
                 Cell(text=c.name),
                 Cell(text=result.label(), tone=result.tone(), badge=True),
@@ -195,17 +195,17 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
         changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
-        return Template(("base", "window", "diff")).html(
+        return PageTemplate(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
-                facts=(f"now {c.now.run}", before, *Run(summary=c.now).facts()[1:]),
-                notices=Run(summary=c.now).notices(),
+                facts=(f"now {c.now.run}", before, *ShownRun(summary=c.now).facts()[1:]),
+                notices=ShownRun(summary=c.now).notices(),
                 links=(Link(text="This run's report", href="report.html"),),
-                headline=Decided(decision=self.decision).headline(),
+                headline=GateShown(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(self.scenarios(), self.deltas(), Run(summary=self.comparison.now).parties()),
+                grids=(self.scenarios(), self.deltas(), ShownRun(summary=self.comparison.now).parties()),
                 sections=(changed,) if changed else (),
             )
         )
@@ -288,11 +288,12 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             numeric=(2, 3, 4),
         )
 
-    def row(self, s: ScenarioChange) -> Row:
+    def row(self, s: ScenarioChange) -> PageRow:
         failing = "\n".join(
-            f"{Excerpt(text=f.claim, limit=300).whole()} (failed {f.failed} of {f.judged})" for f in s.failing
+            f"{PageText(text=f.claim, limit=300).whole()} (failed {f.failed} of {f.judged})"
+            for f in s.failing
         )
-        return Row(
+        return PageRow(
             cells=(
                 Cell(text=s.name),
                 Cell(text=s.status, tone=CHANGE_TONES[s.status], badge=True),
@@ -316,8 +317,8 @@ class ComparisonPage(msgspec.Struct, frozen=True):
             numeric=(1, 2, 3),
         )
 
-    def delta(self, d: Delta) -> Row:
-        return Row(
+    def delta(self, d: Delta) -> PageRow:
+        return PageRow(
             cells=(
                 Cell(text=d.figure),
                 Cell(text=Amount(value=d.now, unit=d.unit).text()),
@@ -362,7 +363,7 @@ class Index(msgspec.Struct, frozen=True):
             numeric=(4, 5, 6),
         )
         plural = "run" if len(runs) == 1 else "runs"
-        return Template(("base",)).html(
+        return PageTemplate(("base",)).html(
             View(
                 kind="index",
                 title="convy runs",
@@ -372,11 +373,11 @@ class Index(msgspec.Struct, frozen=True):
             )
         )
 
-    def row(self, s: Summary) -> Row:
+    def row(self, s: Summary) -> PageRow:
         folder = PurePath(s.folder)
         link = "/".join(urllib.parse.quote(part, safe="") for part in (folder.parent.name, folder.name))
         commit = " ".join(part for part in (s.ref, s.sha[:12]) if part)
-        return Row(
+        return PageRow(
             cells=(
                 Cell(text=s.agent),
                 Cell(text=s.run, link=f"{link}/report.html"),

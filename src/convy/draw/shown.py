@@ -1,7 +1,5 @@
-"""Shown: the model's numbers as the pages write them — Percent (a rate, share or p-value), Amount
-(a time, a token count), Tokens (one request's usage), Figure (a Spread), Reasons, Counted (a tally),
-Result (a scenario's result in one run), Decided (the gate's headline) and Run (a run's header and
-tiles). Only formatting: every number was computed by the model; None and Unknown are `unknown`."""
+"""The model's numbers as the pages write them: only formatting, every number was computed by the
+model; None and Unknown are `unknown`."""
 
 from __future__ import annotations
 
@@ -13,14 +11,14 @@ from convy.compare.parts import Party, Reason, Spread
 from convy.compare.statistics import PValue, Rate, Share, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
-from convy.draw.page import Band, Cell, Grid, Headline, Interval, Row, Tile, Tone
+from convy.draw.page import Band, Cell, Grid, Headline, Interval, PageRow, Tile, Tone
 from convy.play.agent import Usage
 from convy.words import Plural
 
 VERDICT_TONES: dict[str, Tone] = {"pass": "good", "fail": "bad", "inconclusive": "warn"}
 
 
-class Tokens(msgspec.Struct, frozen=True, kw_only=True):
+class ShownTokens(msgspec.Struct, frozen=True, kw_only=True):
     """The tokens one request reported, as text; None or a missing count is unknown."""
 
     usage: Usage | None
@@ -123,7 +121,7 @@ class Counted(msgspec.Struct, frozen=True, kw_only=True):
         return f"{self.tally.held}/{self.tally.judged}"
 
 
-class Result(msgspec.Struct, frozen=True, kw_only=True):
+class ScenarioResult(msgspec.Struct, frozen=True, kw_only=True):
     """A scenario's result within one run: passing (every judged attempt held), flaky (some did),
     failing (none did), or unjudged (no attempt was judged)."""
 
@@ -144,7 +142,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
         return tones[self.status()]
 
 
-class Decided(msgspec.Struct, frozen=True, kw_only=True):
+class GateShown(msgspec.Struct, frozen=True, kw_only=True):
     """The gate's decision as a page's headline."""
 
     decision: GateDecision
@@ -156,7 +154,7 @@ class Decided(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class Said(msgspec.Struct, frozen=True, kw_only=True):
+class Attributed(msgspec.Struct, frozen=True, kw_only=True):
     """A party's commonest message as shown beside it: for failed claims, who gave the reason — the
     judge, or a deterministic check (`check: no answer has it`); "" when there is none."""
 
@@ -169,7 +167,7 @@ class Said(msgspec.Struct, frozen=True, kw_only=True):
         return f"{'check' if p.check else 'judge'}: {p.message}"
 
 
-class Run(msgspec.Struct, frozen=True, kw_only=True):
+class ShownRun(msgspec.Struct, frozen=True, kw_only=True):
     """A run's summary as the header and tiles of a page show it."""
 
     summary: Summary
@@ -184,12 +182,12 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             "busy": "busy services",
         }
         rows = tuple(
-            Row(
+            PageRow(
                 cells=(
                     Cell(text=names.get(p.party, p.party), tone="bad" if p.party == "agent" else "warn"),
                     Cell(text=f"{p.count}"),
                     Cell(text="failed claims" if p.reason == "claims_failed" else p.reason),
-                    Cell(text=Said(party=p).text() or "—"),
+                    Cell(text=Attributed(party=p).text() or "—"),
                 ),
                 search=f"{p.party} {p.reason} {p.message}",
             )

@@ -25,7 +25,7 @@ from convy.data import Data
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.links import TraceLink
 from convy.draw.markup import FactList, Html, Pill, Tag
-from convy.draw.transcript import AgentMarkdown, Attempt, AttemptView, ClaimView, TurnView
+from convy.draw.transcript import AgentMarkdown, AttemptView, ClaimView, ShownAttempt, TurnView
 from convy.draw.window import AttemptHtml, MarkdownHtml
 from convy.draw.worddiff import MARKS, WordDiff
 from convy.play.outcome import Failed, Outcome, Verdict
@@ -75,7 +75,7 @@ class Pair(Data, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
 
 
-class Pairs(msgspec.Struct, frozen=True):
+class ChangedPairs(msgspec.Struct, frozen=True):
     """The pairs of a comparison's scenarios that changed, in the comparison's order: `now` and
     `baseline` are the two runs' attempts (the baseline's as the comparison used them), each
     streamed once."""
@@ -134,7 +134,8 @@ class SideBySide(msgspec.Struct, frozen=True):
         p = self.pair
         s = p.change
         views = tuple(
-            Attempt(o, self.markdown, self.trace.of(o)).view() if o else None for o in (p.before, p.after)
+            ShownAttempt(o, self.markdown, self.trace.of(o)).view() if o else None
+            for o in (p.before, p.after)
         )
         before, after = views
         summary = Tag("summary").of(
@@ -299,7 +300,7 @@ class Differences(msgspec.Struct, frozen=True):
         c = self.comparison
         if isinstance(c.baseline, NoBaseline):
             return None
-        pairs = Pairs(c, self.now, self.baseline).pairs()
+        pairs = ChangedPairs(c, self.now, self.baseline).pairs()
         if not pairs:
             return None
         markdown = AgentMarkdown(MarkdownIt("commonmark", {"html": False}))

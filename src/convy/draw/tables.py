@@ -1,4 +1,4 @@
-"""A consumer of runs: Tables, a run's seven tables, and Table, one of them with its rows as
+"""A consumer of runs: Tables, a run's seven tables, and ExportTable, one of them with its rows as
 records, CSV and JSON Lines; the row types are in rows.py.
 
 Rows are not domain objects but data for outside (pandas, polars, a spreadsheet). A value the agent,
@@ -83,7 +83,7 @@ from convy.store.atomic import AtomicFile
 from convy.store.runs import StoredRun
 
 
-class Table(msgspec.Struct, frozen=True):
+class ExportTable(msgspec.Struct, frozen=True):
     """One table of a run: its name, the type of its rows (whose fields are its columns), and
     where its rows come from — read afresh each time they are asked for."""
 
@@ -158,15 +158,15 @@ class Tables(msgspec.Struct, frozen=True):
     run: StoredRun
     summary: Summary
 
-    def all(self) -> tuple[Table, ...]:
+    def all(self) -> tuple[ExportTable, ...]:
         return (
-            Table("attempts", AttemptRow, self.attempts),
-            Table("turns", TurnRow, self.turns),
-            Table("claims", ClaimRow, self.claims),
-            Table("scenarios", ScenarioRow, self.scenarios),
-            Table("steps", StepRow, self.steps),
-            Table("usage", UsageRow, self.usage),
-            Table("failures", FailureRow, self.failures),
+            ExportTable("attempts", AttemptRow, self.attempts),
+            ExportTable("turns", TurnRow, self.turns),
+            ExportTable("claims", ClaimRow, self.claims),
+            ExportTable("scenarios", ScenarioRow, self.scenarios),
+            ExportTable("steps", StepRow, self.steps),
+            ExportTable("usage", UsageRow, self.usage),
+            ExportTable("failures", FailureRow, self.failures),
         )
 
     def write(self, folder: Path) -> None:

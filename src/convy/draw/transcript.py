@@ -1,6 +1,6 @@
 """Transcript: one attempt as a scenario's window shows it — AttemptView with its turns, the agent's
-steps and each claim's (or check's) decision — made from an Outcome by Attempt; AgentMarkdown, an
-agent's Markdown as a tree of tag names and text; Excerpt, a text cut to what a page keeps of it;
+steps and each claim's (or check's) decision — made from an Outcome by ShownAttempt; AgentMarkdown, an
+agent's Markdown as a tree of tag names and text; PageText, a text cut to what a page keeps of it;
 Chosen, the attempts of one scenario its window shows.
 
 An agent's text never becomes HTML here: AgentMarkdown gives nested lists such as
@@ -19,7 +19,7 @@ from markdown_it.tree import SyntaxTreeNode
 from convy.data import Data
 from convy.draw.amount import Amount
 from convy.draw.page import Tone
-from convy.draw.shown import Tokens
+from convy.draw.shown import ShownTokens
 from convy.play.agent import Call, Thought
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 
@@ -42,7 +42,7 @@ BLOCKS = {
 """Markdown's nodes that become an element of the same meaning, by the tag name the script allows."""
 
 
-class Excerpt(msgspec.Struct, frozen=True, kw_only=True):
+class PageText(msgspec.Struct, frozen=True, kw_only=True):
     """A text as a page keeps it: at most `limit` characters, and a note when it was cut."""
 
     text: str
@@ -161,7 +161,7 @@ class AttemptView(Data, frozen=True, kw_only=True):
     """The link to the attempt's trace in the team's tracing tool (trace-url); "" none."""
 
 
-class Attempt(msgspec.Struct, frozen=True):
+class ShownAttempt(msgspec.Struct, frozen=True):
     """An Outcome, to be shown in its scenario's window, with the link to its trace ("" none)."""
 
     outcome: Outcome
@@ -178,9 +178,9 @@ class Attempt(msgspec.Struct, frozen=True):
                 tone = "good" if holds else "bad"
                 claims = tuple(
                     ClaimView(
-                        claim=Excerpt(text=r.claim).whole(),
+                        claim=PageText(text=r.claim).whole(),
                         decision=("pass" if r.passed else "fail") + (f" · {r.grade}" if r.grade else ""),
-                        reason=Excerpt(text=r.reason).whole(),
+                        reason=PageText(text=r.reason).whole(),
                         tone="good" if r.passed else "bad",
                         by="check" if r.checked else "judge",
                     )
@@ -202,15 +202,15 @@ class Attempt(msgspec.Struct, frozen=True):
             facts.append(f"ended: {outcome.ended}")
         if outcome.started:
             facts.append(f"started {outcome.started}")
-        facts.append(f"user model tokens {Tokens(usage=outcome.user_usage).text()}")
-        facts.append(f"judge tokens {Tokens(usage=outcome.judge_usage).text()}")
+        facts.append(f"user model tokens {ShownTokens(usage=outcome.user_usage).text()}")
+        facts.append(f"judge tokens {ShownTokens(usage=outcome.judge_usage).text()}")
         if outcome.reused is not None:
             source = outcome.reused
             facts.append(f"verdict reused from {source.run}, attempt {source.index + 1} (no judge call)")
         return AttemptView(
             title=f"Attempt {outcome.index + 1}",
             outcome=said,
-            detail=Excerpt(text=detail).whole(),
+            detail=PageText(text=detail).whole(),
             tone=tone,
             open=tone != "good",
             facts=tuple(facts),
@@ -221,7 +221,7 @@ class Attempt(msgspec.Struct, frozen=True):
 
     def turn(self, index: int) -> TurnView:
         turn = self.outcome.turns[index]
-        answer = Excerpt(text=turn.agent)
+        answer = PageText(text=turn.agent)
         agent = self.markdown.nodes(answer.kept())
         if answer.note():
             agent.append(["p", ["em", answer.note()]])
@@ -232,13 +232,13 @@ class Attempt(msgspec.Struct, frozen=True):
                     steps.append(
                         StepView(
                             kind="call",
-                            name=Excerpt(text=name, limit=200).whole(),
-                            text=Excerpt(text=arguments).whole(),
-                            result=Excerpt(text=result).whole(),
+                            name=PageText(text=name, limit=200).whole(),
+                            text=PageText(text=arguments).whole(),
+                            result=PageText(text=result).whole(),
                         )
                     )
                 case Thought(text=text):
-                    steps.append(StepView(kind="thought", name="thought", text=Excerpt(text=text).whole()))
+                    steps.append(StepView(kind="thought", name="thought", text=PageText(text=text).whole()))
         facts = (
             f"turn {index + 1}",
             Amount(value=turn.seconds, unit="s").text(),
@@ -247,10 +247,10 @@ class Attempt(msgspec.Struct, frozen=True):
                 if turn.first is not None
                 else ()
             ),
-            f"agent tokens {Tokens(usage=turn.usage).text()}",
+            f"agent tokens {ShownTokens(usage=turn.usage).text()}",
             *(("user replayed from the baseline",) if turn.replayed else ()),
         )
-        return TurnView(user=Excerpt(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)
+        return TurnView(user=PageText(text=turn.user).whole(), agent=agent, steps=tuple(steps), facts=facts)
 
 
 SHOWN = 20

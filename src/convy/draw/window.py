@@ -18,8 +18,16 @@ from convy.draw.anchor import Anchor
 from convy.draw.links import TraceLink
 from convy.draw.markup import FactList, Html, Pill, Tag
 from convy.draw.page import Tile, Window
-from convy.draw.shown import Counted, Figure, Percent, Result
-from convy.draw.transcript import AgentMarkdown, Attempt, AttemptView, Chosen, Excerpt, StepView, TurnView
+from convy.draw.shown import Counted, Figure, Percent, ScenarioResult
+from convy.draw.transcript import (
+    AgentMarkdown,
+    AttemptView,
+    Chosen,
+    PageText,
+    ShownAttempt,
+    StepView,
+    TurnView,
+)
 from convy.play.outcome import Outcome
 from convy.words import Plural
 
@@ -198,7 +206,8 @@ class Windows(msgspec.Struct, frozen=True):
             self.window(
                 c,
                 tuple(
-                    AttemptHtml(Attempt(o, markdown, self.trace.of(o)).view()).html() for o in kept.shown()
+                    AttemptHtml(ShownAttempt(o, markdown, self.trace.of(o)).view()).html()
+                    for o in kept.shown()
                 ),
             )
             for c, kept in zip(scenarios, chosen, strict=True)
@@ -223,16 +232,16 @@ class Windows(msgspec.Struct, frozen=True):
             )
         failing = tuple(
             Tile(
-                label=Excerpt(text=f.claim).whole(),
+                label=PageText(text=f.claim).whole(),
                 value=f"failed in {f.failed} of {f.judged} judged {Plural(f.judged, 'attempt').word}",
-                note=f"{'check' if f.check else 'judge'}: {Excerpt(text=f.reason).whole()}"
+                note=f"{'check' if f.check else 'judge'}: {PageText(text=f.reason).whole()}"
                 if f.reason
                 else "",
                 tone="bad",
             )
             for f in c.failing
         )
-        result = Result(tally=c.tally)
+        result = ScenarioResult(tally=c.tally)
         return Window(
             title=c.name,
             anchor=Anchor(c.name).id(),

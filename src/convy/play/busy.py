@@ -2,7 +2,7 @@
 for a model, failed in a way worth asking again); RetryAfter, the wait such a service asked for, and
 Hints, every header a busy service may say it in; Clock, the time patience is counted in; Patience,
 how long a participant waits for a busy service, and GaveUp when it is over; Places, a participant's
-requests at once and per minute (a Rate, rate.py), fewer at once while its service is busy, which
+requests at once and per minute (a Pace, rate.py), fewer at once while its service is busy, which
 sends and retries them as its patience allows."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 
 import msgspec
 
-from convy.play.rate import Rate
+from convy.play.rate import Pace
 
 if TYPE_CHECKING:
     from tenacity import AsyncRetrying, RetryCallState
@@ -255,7 +255,7 @@ class Places:
     conversation (`held`) and sends its turns with `within`, which keeps that place while it waits.
     `peak` is the most places ever taken at once; `limit` the places allowed now."""
 
-    def __init__(self, at_once: int, rate: Rate, patience: Patience) -> None:
+    def __init__(self, at_once: int, rate: Pace, patience: Patience) -> None:
         if at_once < 1:
             raise ValueError("a participant needs at least one place")
         self._at_once = at_once

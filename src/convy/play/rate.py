@@ -1,4 +1,4 @@
-"""Rate: requests per minute, for every participant that shares a provider's limit — paced, and
+"""Pace: requests per minute, for every participant that shares a provider's limit — paced, and
 never more than the limit in any sliding window."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 from collections import deque
 
 
-class Rate:
+class Pace:
     """At most `per_minute` sends in any `window` seconds (60 by default; 0 means no limit), for
     every participant that shares it (the user's model and the judge share their provider's).
 

@@ -43,14 +43,14 @@ class Path(msgspec.Struct, frozen=True):
             match here:
                 case dict() if segment in here:
                     here = here[segment]
-                case list() | tuple() if Index(segment).within(len(here)):
+                case list() | tuple() if ListIndex(segment).within(len(here)):
                     here = here[int(segment)]
                 case _:
                     raise PathMissing(self.text, segment)
         return here
 
 
-class Index(msgspec.Struct, frozen=True):
+class ListIndex(msgspec.Struct, frozen=True):
     """A part of a path as a list index, if it is one."""
 
     segment: str

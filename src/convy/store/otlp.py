@@ -1,7 +1,7 @@
 """Collector: a run's traces (traces.py) sent to an OpenTelemetry collector over OTLP/HTTP
 (`POST <url>/v1/traces`, protobuf) by the official SDK's exporter — the spans handed to it as the
 SDK's ReadableSpans with their recorded ids, so nothing here writes protobuf (decision 34). The
-OpenTelemetry packages are the `otel` extra, imported only when a run is sent. Endpoint (the URL
+OpenTelemetry packages are the `otel` extra, imported only when a run is sent. ReceiverUrl (the URL
 checked) and Headers (`Name: value` lines, for a receiver that needs a key) come before any request."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.spec import HeaderName
-from convy.store.traces import AttemptTrace, Span
+from convy.store.traces import AttemptTrace, TraceSpan
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -29,12 +29,12 @@ ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+")
 PATH = "/v1/traces"
 
 
-class Refused(Exception):
+class ReceiverRefused(Exception):
     """The receiver did not take the spans (its answer's status and message, or why it could not be
     reached); every span sent before stays sent."""
 
 
-class Endpoint(msgspec.Struct, frozen=True):
+class ReceiverUrl(msgspec.Struct, frozen=True):
     """A receiver's URL as given: its base (`http://localhost:4318`), or its traces URL itself."""
 
     url: str
@@ -95,7 +95,7 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
     """An OTLP/HTTP receiver: its endpoint, the headers it needs, how long one request may take and
     how many spans go in one request."""
 
-    endpoint: Endpoint
+    endpoint: ReceiverUrl
     headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     timeout: float = 10.0
     batch: int = 512
@@ -106,19 +106,19 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
     def given(cls, url: str, headers: Sequence[str], names: tuple[str, str]) -> Collector:
         """The receiver at `url` with `headers` (`Name: value` lines) as given by the flags or settings
         `names` (the URL's, the headers'); ConfigurationError naming the one that is bad."""
-        endpoint = Endpoint(url)
+        endpoint = ReceiverUrl(url)
         if problem := endpoint.problem():
             raise ConfigurationError(names[0], problem)
         return cls(endpoint=endpoint, headers=Headers(tuple(headers), names[1]).parsed(), setting=names[0])
 
     def send(self, attempts: Iterable[AttemptTrace]) -> Sent:
-        """Every attempt's spans posted, `batch` at a time; Refused when the receiver does not take
+        """Every attempt's spans posted, `batch` at a time; ReceiverRefused when the receiver does not take
         them; ConfigurationError when the OpenTelemetry packages are not installed."""
         sdk = Sdk.loaded(self.setting)
         watched = sdk.session()
         exporter = sdk.exporter(self.endpoint.traces(), self.headers, self.timeout, watched)
         traces = spans = 0
-        pending: list[Span] = []
+        pending: list[TraceSpan] = []
         try:
             with Quiet.kept():
                 for attempt in attempts:
@@ -133,14 +133,14 @@ class Collector(msgspec.Struct, frozen=True, kw_only=True):
             exporter.shutdown()
         return Sent(traces=traces, spans=spans)
 
-    def posted(self, sdk: Sdk, exporter: Any, watched: Any, spans: Sequence[Span]) -> int:
+    def posted(self, sdk: Sdk, exporter: Any, watched: Any, spans: Sequence[TraceSpan]) -> int:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         watched.answers.clear()
         watched.errors.clear()
         if exporter.export([sdk.readable(span) for span in spans]) is SpanExportResult.SUCCESS:
             return len(spans)
-        raise Refused(self.why(watched))
+        raise ReceiverRefused(self.why(watched))
 
     def why(self, watched: Any) -> str:
         """The receiver's own words: its last answer's status and message, else why it was not reached."""
@@ -203,7 +203,7 @@ class Sdk(msgspec.Struct, frozen=True):
 
         return OTLPSpanExporter(endpoint=url, headers=dict(headers), timeout=timeout, session=session)
 
-    def readable(self, span: Span) -> ReadableSpan:
+    def readable(self, span: TraceSpan) -> ReadableSpan:
         """One of our spans as the SDK's record of a finished span, with its own ids."""
         from opentelemetry import trace
         from opentelemetry.sdk.trace import Event, ReadableSpan
@@ -237,7 +237,7 @@ class Sdk(msgspec.Struct, frozen=True):
 
 class Quiet(logging.Handler):
     """The exporter's log lines kept from the terminal while spans are sent (the library never
-    prints): Refused tells the command what went wrong."""
+    prints): ReceiverRefused tells the command what went wrong."""
 
     def emit(self, record: logging.LogRecord) -> None:
         return

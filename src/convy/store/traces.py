@@ -34,7 +34,7 @@ SPAN_ID = re.compile(r"[0-9a-f]{16}")
 NANOS = 1_000_000_000
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True):
+class SpanEvent(msgspec.Struct, frozen=True, kw_only=True):
     """Something that happened at one moment of a span: a claim's decision."""
 
     name: str
@@ -43,7 +43,7 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     attributes: dict[str, Value]
 
 
-class Span(msgspec.Struct, frozen=True, kw_only=True):
+class TraceSpan(msgspec.Struct, frozen=True, kw_only=True):
     """One span of an attempt's trace: ids as lowercase hex, times in nanoseconds since the epoch."""
 
     name: str
@@ -56,7 +56,7 @@ class Span(msgspec.Struct, frozen=True, kw_only=True):
     start: int
     end: int
     attributes: dict[str, Value]
-    events: tuple[Event, ...] = ()
+    events: tuple[SpanEvent, ...] = ()
     error: str = ""
     """Why the span is an error ("" when it went well)."""
 
@@ -93,7 +93,7 @@ class Ids(msgspec.Struct, frozen=True, kw_only=True):
         return given if SPAN_ID.fullmatch(given) and set(given) != {"0"} else self.span(f"request {position}")
 
 
-class Models(msgspec.Struct, frozen=True, kw_only=True):
+class RunModels(msgspec.Struct, frozen=True, kw_only=True):
     """The run's models by name, and the agent's, as run.json records them."""
 
     user: str = ""
@@ -106,18 +106,18 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
 
     outcome: Outcome
     ids: Ids
-    models: Models
+    models: RunModels
     fallback: str = ""
     """When the attempt started if its line does not say (run.json's start)."""
 
-    def spans(self) -> tuple[Span, ...]:
+    def spans(self) -> tuple[TraceSpan, ...]:
         """The root, then its children: the agent requests the line recorded, with their own times,
         when it holds each turn's answered one; else the requests and model calls laid out."""
         outcome = self.outcome
         start = Moment((outcome.started, self.fallback)).nanos()
         children = self.recorded(start) if outcome.spans and self.matched() else self.laid_out(start)
         end = max([start + int(max(outcome.seconds, 0.0) * NANOS), *(span.end for span in children)])
-        head = Span(
+        head = TraceSpan(
             name=f"{outcome.scenario} #{outcome.index}",
             trace_id=self.ids.trace(),
             span_id=self.ids.span("attempt"),
@@ -135,7 +135,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         sent = iter(request.span_id for request in self.outcome.spans if request.kind == "turn")
         return all(turn.span_id in sent for turn in self.outcome.turns)
 
-    def recorded(self, start: int) -> list[Span]:
+    def recorded(self, start: int) -> list[TraceSpan]:
         """A span per recorded agent request, at the attempt's start + its `at`, for its `seconds`;
         the user's calls over the dialogue — from the end of the requests before the first turn
         (its session's start) to the start of its session's end, else to the end of the last request
@@ -143,7 +143,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         request to the attempt's end (decision 34)."""
         outcome = self.outcome
         trace, root = self.ids.trace(), self.ids.span("attempt")
-        requests: list[Span] = []
+        requests: list[TraceSpan] = []
         number = 1
         turns = [request.kind == "turn" for request in outcome.spans]
         for position, request in enumerate(outcome.spans):
@@ -161,7 +161,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             again = any(turns[position + 1 :])
             name = f"agent turn {number}" + (" (sent again)" if again else "")
             requests.append(self.other(request, name, position, begun, ended, number))
-        spans: list[Span] = []
+        spans: list[TraceSpan] = []
         total = start + int(max(outcome.seconds, 0.0) * NANOS)
         last = max([start, *(span.end for span in requests)])
         judged = self.judged()
@@ -179,7 +179,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             spans.append(judge)
         return spans
 
-    def laid_out(self, start: int) -> list[Span]:
+    def laid_out(self, start: int) -> list[TraceSpan]:
         """The agent requests and model calls of a line that did not record its requests: the time
         not spent in agent requests shared equally between the model calls (decision 34)."""
         outcome = self.outcome
@@ -189,7 +189,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         calls = max(len(asked), 1) + (1 if judged else 0)
         share = max(total - sum(asked), 0) // max(calls, 1)
         trace, root = self.ids.trace(), self.ids.span("attempt")
-        spans: list[Span] = []
+        spans: list[TraceSpan] = []
         at = start
         for number, (turn, took) in enumerate(zip(outcome.turns, asked, strict=True), start=1):
             at += share
@@ -259,7 +259,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             case _:
                 return ""
 
-    def claims(self, at: int) -> Iterator[Event]:
+    def claims(self, at: int) -> Iterator[SpanEvent]:
         match self.outcome.decision:
             case Verdict(claims=claims):
                 for claim in claims:
@@ -271,13 +271,13 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
                     }
                     if claim.grade is not None:
                         found["convy.claim.grade"] = claim.grade
-                    yield Event(name="claim", at=at, attributes=found)
+                    yield SpanEvent(name="claim", at=at, attributes=found)
             case _:
                 return
 
     def request(
         self, turn: Turn, number: int, trace: str, root: str, start: int, end: int, status: int = 0
-    ) -> Span:
+    ) -> TraceSpan:
         """The agent request that got turn `number`'s answer (the user's message in, the answer out)
         and its HTTP `status` when recorded."""
         found: dict[str, Value] = {
@@ -293,8 +293,8 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             found["convy.first_token_seconds"] = turn.first
         if turn.replayed:
             found["convy.replayed"] = True
-        found.update(Tokens(turn.usage).attributes())
-        return Span(
+        found.update(GenAiTokens(turn.usage).attributes())
+        return TraceSpan(
             name=f"agent turn {number}",
             trace_id=trace,
             span_id=self.ids.request(turn, number),
@@ -306,7 +306,9 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             error=Status(status).error() if status else "",
         )
 
-    def other(self, request: Request, name: str, position: int, start: int, end: int, turn: int = 0) -> Span:
+    def other(
+        self, request: Request, name: str, position: int, start: int, end: int, turn: int = 0
+    ) -> TraceSpan:
         """A recorded agent request (at `position`) that got no turn's answer: its session's start or
         end, or a request of turn `turn` sent again after it (a 401, 429 or 503, a lesson) or that
         failed the attempt."""
@@ -315,7 +317,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             found["convy.agent"] = self.models.agent
         if request.status:
             found["http.response.status_code"] = request.status
-        return Span(
+        return TraceSpan(
             name=name,
             trace_id=self.ids.trace(),
             span_id=self.ids.sent(request, position),
@@ -327,14 +329,14 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
             error=Status(request.status).error(),
         )
 
-    def model(self, role: str, name: str, usage: Usage | None, start: int, end: int, root: str) -> Span:
+    def model(self, role: str, name: str, usage: Usage | None, start: int, end: int, root: str) -> TraceSpan:
         """The simulated user's or the judge's model calls of the attempt, as one GenAI chat span
         (their tokens are recorded per attempt, not per call)."""
         found: dict[str, Value] = {"gen_ai.operation.name": "chat", "convy.role": role}
         if name:
             found["gen_ai.request.model"] = name
-        found.update(Tokens(usage).attributes())
-        return Span(
+        found.update(GenAiTokens(usage).attributes())
+        return TraceSpan(
             name=f"chat {name}".strip() if name else f"chat ({role})",
             trace_id=self.ids.trace(),
             span_id=self.ids.span(role),
@@ -346,7 +348,7 @@ class AttemptTrace(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class Tokens(msgspec.Struct, frozen=True):
+class GenAiTokens(msgspec.Struct, frozen=True):
     """A Usage as GenAI attributes: a count nobody reported is left out, never 0."""
 
     usage: Usage | None
@@ -394,7 +396,7 @@ class RunTraces(msgspec.Struct, frozen=True):
 
     def attempts(self) -> Iterator[AttemptTrace]:
         spec = self.run.file.spec
-        models = Models(user=spec.user_model, judge=spec.judge_model or spec.user_model, agent=spec.agent)
+        models = RunModels(user=spec.user_model, judge=spec.judge_model or spec.user_model, agent=spec.agent)
         for outcome in self.run.outcomes():
             ids = Ids(
                 run=self.run.key, scenario=outcome.scenario, index=outcome.index, trace_id=outcome.trace_id

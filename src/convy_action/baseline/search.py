@@ -13,7 +13,7 @@ from convy.project.settings import Settings
 from convy_action.baseline.readable import Looked
 from convy_action.baseline.wanted import Wanted
 from convy_action.github.services import Services
-from convy_action.runner.context import Context, Event
+from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
 
 
@@ -24,7 +24,7 @@ class Search(msgspec.Struct, frozen=True, kw_only=True):
 
     settings: Settings
     context: Context
-    event: Event
+    event: WorkflowEvent
     services: Services
     folder: Path
     scratch: Path

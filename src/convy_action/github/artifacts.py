@@ -102,7 +102,7 @@ class Finalized(Data, frozen=True, kw_only=True):
     artifactId: int = 0  # noqa: N815 (the protocol's name)
 
 
-class Listed(Data, frozen=True, kw_only=True):
+class ListedArtifact(Data, frozen=True, kw_only=True):
     """An artifact of the current workflow run as ListArtifacts gives it (int64 as a string)."""
 
     name: str
@@ -111,7 +111,7 @@ class Listed(Data, frozen=True, kw_only=True):
 
 
 class ListedArtifacts(Data, frozen=True, kw_only=True):
-    artifacts: tuple[Listed, ...] = ()
+    artifacts: tuple[ListedArtifact, ...] = ()
 
 
 class Signed(Data, frozen=True, kw_only=True):
@@ -261,7 +261,7 @@ class ResultsService:
             raise ArtifactError("FinalizeArtifact: the service did not confirm the artifact")
         return Uploaded(id=artifact, name=name, size=size, digest=digest)
 
-    def listed(self) -> tuple[Listed, ...]:
+    def listed(self) -> tuple[ListedArtifact, ...]:
         """The finalized artifacts of the current workflow run (every job's), as the runtime token
         may read them: no GitHub token or permission is needed, so a fork's run can too."""
         ids = self._token.ids()

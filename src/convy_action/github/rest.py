@@ -79,7 +79,7 @@ class Artifact(Data, frozen=True, kw_only=True):
     workflow_run: ArtifactRun | None = None
 
 
-class User(Data, frozen=True, kw_only=True):
+class GitHubUser(Data, frozen=True, kw_only=True):
     login: str
     id: int = 0
     type: str = ""
@@ -90,7 +90,7 @@ class IssueComment(Data, frozen=True, kw_only=True):
 
     id: int
     body: str = ""
-    user: User | None = None
+    user: GitHubUser | None = None
     html_url: str = ""
     created_at: datetime | None = None
     updated_at: datetime | None = None
@@ -189,7 +189,7 @@ class GitHub:
     def login(self) -> str:
         """The token's own login; "" where the token may not ask (a GITHUB_TOKEN gets 403)."""
         try:
-            return self._read(self._request("GET", self._url("/user")), User).login
+            return self._read(self._request("GET", self._url("/user")), GitHubUser).login
         except GitHubError as e:
             if e.status in (401, 403, 404):
                 return ""

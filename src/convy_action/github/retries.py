@@ -26,7 +26,7 @@ class Transient(Exception):
         self.wait = wait
 
 
-class Clock(Protocol):
+class RetryClock(Protocol):
     """Where retries read the time and wait: `now` (monotonic seconds), `wall` (seconds since the
     epoch, for rate-limit resets and HTTP dates) and `sleep`."""
 
@@ -53,7 +53,7 @@ class SystemClock:
 class Deadline(tenacity.stop.stop_base):
     """Stops the retries before a wait that would end more than `seconds` after they began."""
 
-    def __init__(self, clock: Clock, seconds: float) -> None:
+    def __init__(self, clock: RetryClock, seconds: float) -> None:
         self._clock = clock
         self._ends = clock.now() + seconds
 
@@ -72,7 +72,7 @@ class Retries(Data, frozen=True, kw_only=True):
     longest_wait: float = 60.0
     total_wait: float = 300.0
     secondary_wait: float = 60.0
-    clock: Clock = msgspec.field(default_factory=SystemClock)
+    clock: RetryClock = msgspec.field(default_factory=SystemClock)
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or min(self.first_wait, self.longest_wait, self.total_wait) < 0:

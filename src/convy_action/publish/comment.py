@@ -99,7 +99,7 @@ class CommentWhen(msgspec.Struct, frozen=True):
                 return ""
 
 
-class Body(msgspec.Struct, frozen=True):
+class CommentBody(msgspec.Struct, frozen=True):
     """A comment's text, starting with its marker and under `limit` characters (cut with a note)."""
 
     text: str
@@ -141,7 +141,7 @@ class StickyComment(msgspec.Struct, frozen=True):
         """Update the comment with `text` (its marker as first line), or create it when absent and
         not held back."""
         marker = Marked(self.agent, self.key)
-        body = Body(text, marker, self.limit).final()
+        body = CommentBody(text, marker, self.limit).final()
         try:
             found = self.ours([c for c in self.github.comments(self.number) if marker.marks(c.body)])
             if found is None and self.held_back:

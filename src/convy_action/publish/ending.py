@@ -9,9 +9,9 @@ from pathlib import Path
 
 import msgspec
 
+from convy.conduct.assembly import Project
+from convy.conduct.review import Reviewed
 from convy.project.shard import Slice
-from convy.run.assembly import Project
-from convy.run.review import Reviewed
 from convy.store.atomic import AtomicFile
 from convy_action.github.artifacts import Uploaded, UploadedEarlier
 from convy_action.publish.comment import LIMIT, Box, Marked, Posted, Skipped, Unposted
@@ -140,7 +140,7 @@ class Ending(msgspec.Struct, frozen=True):
             return
         from convy.draw.untrusted import Untrusted
         from convy.errors import ConfigurationError
-        from convy.store.otlp import Collector, Refused
+        from convy.store.otlp import Collector, ReceiverRefused
         from convy.store.traces import RunTraces
 
         try:
@@ -148,7 +148,7 @@ class Ending(msgspec.Struct, frozen=True):
                 settings.otlp_endpoint, (settings.otlp_headers,), ("otlp-endpoint", "otlp-headers")
             )
             sent = collector.send(RunTraces(reviewed.run).attempts())
-        except (Refused, ConfigurationError) as error:
+        except (ReceiverRefused, ConfigurationError) as error:
             why = Untrusted(text=str(error)).console(400)
             self.log.warning(f"the run was not sent to otlp-endpoint: {why}")
             return

@@ -1,5 +1,5 @@
 """Where the run folder goes once played: ArtifactShelf uploads it as the workflow run's artifact
-through the results service; KeptFolder (dry.py) leaves it on disk. ArtifactName is checked before
+through the results service; KeptFolder (dry.py) leaves it on disk. ArtifactNaming is checked before
 anything is played; Retention caps the days asked to the repository's longest."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Shelf(Protocol):
     def pages(self, folder: Path) -> Pages: ...
 
 
-class ArtifactName(msgspec.Struct, frozen=True):
+class ArtifactNaming(msgspec.Struct, frozen=True):
     """The artifact's name: `artifact-name`, else `convy-<agent>`, or `convy-<agent>-<key>` with a
     comment key (made safe as in the comment's marker), so matrix legs do not collide."""
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import msgspec
 
+from convy.conduct.review import Reviewed
 from convy.project.settings import Settings
-from convy.run.review import Reviewed
 from convy_action.github.services import Services
 from convy_action.publish.comment import Box, CommentWhen, StickyComment
 from convy_action.publish.dry import KeptFolder, ShownComment
 from convy_action.publish.shelf import ArtifactShelf, Retention, Shelf
-from convy_action.runner.context import Context, Event
+from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
 
 
@@ -24,7 +24,7 @@ class Where(msgspec.Struct, frozen=True, kw_only=True):
 
     settings: Settings
     context: Context
-    event: Event
+    event: WorkflowEvent
     services: Services
     log: Log
 

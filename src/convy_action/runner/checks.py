@@ -9,7 +9,7 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.project.settings import Settings
 from convy.project.shard import Slice
-from convy_action.runner.context import Context, Event
+from convy_action.runner.context import Context, WorkflowEvent
 
 
 class Checks(msgspec.Struct, frozen=True):
@@ -17,7 +17,7 @@ class Checks(msgspec.Struct, frozen=True):
 
     settings: Settings
     context: Context
-    event: Event
+    event: WorkflowEvent
 
     def merge(self, part: Slice) -> None:
         """ConfigurationError when `merge` cannot be followed here."""

@@ -1,5 +1,5 @@
 """Context: what the runner tells the action through its environment (GITHUB_*, ACTIONS_*), and
-Event, the webhook payload at GITHUB_EVENT_PATH as far as the action reads it: the pull request, its
+WorkflowEvent, the webhook payload at GITHUB_EVENT_PATH as far as the action reads it: the pull request, its
 base branch, the repository's default branch. Both are read into our types where they enter."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class EventWorkflowRun(Data, frozen=True, kw_only=True):
     pull_requests: tuple[EventPullRequest, ...] = ()
 
 
-class Event(Data, frozen=True, kw_only=True):
+class WorkflowEvent(Data, frozen=True, kw_only=True):
     """The webhook payload of the event that started the workflow (the fields the action reads)."""
 
     pull_request: EventPullRequest | None = None
@@ -148,26 +148,26 @@ class Context(msgspec.Struct, frozen=True):
                 "GITHUB_RUN_ID", "must be the workflow run's id: outside GitHub Actions use --dry-run"
             )
 
-    def event(self) -> Event:
-        """The event file; an empty Event where there is none."""
+    def event(self) -> WorkflowEvent:
+        """The event file; an empty WorkflowEvent where there is none."""
         path = self._get("GITHUB_EVENT_PATH")
         if not path:
-            return Event()
+            return WorkflowEvent()
         try:
-            return msgspec.json.decode(Path(path).read_bytes(), type=Event)
+            return msgspec.json.decode(Path(path).read_bytes(), type=WorkflowEvent)
         except FileNotFoundError:
-            return Event()
+            return WorkflowEvent()
         except OSError as error:
             raise ConfigurationError("GITHUB_EVENT_PATH", f"cannot be read: {error.strerror}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             raise ConfigurationError("GITHUB_EVENT_PATH", f"is not a webhook payload: {error}") from None
 
-    def baseline_branch(self, given: str, event: Event) -> str:
+    def baseline_branch(self, given: str, event: WorkflowEvent) -> str:
         """Where `auto` looks: the `baseline-branch` input, else the pull request's base branch,
         else the repository's default branch; "" when none is known."""
         return given or event.pull().base.ref or self.base_ref or event.default_branch()
 
-    def provenance(self, event: Event) -> Provenance:
+    def provenance(self, event: WorkflowEvent) -> Provenance:
         return Provenance(
             repository=self.repository,
             sha=self._get("GITHUB_SHA"),

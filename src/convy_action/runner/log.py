@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TextIO
 
-from convy_action.runner.outputs import Command, Stopped
+from convy_action.runner.outputs import Stopped, WorkflowCommand
 
 
 class Log:
@@ -26,7 +26,7 @@ class Log:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def command(self, command: Command) -> None:
+    def command(self, command: WorkflowCommand) -> None:
         if self.commands:
             self.line(command.text())
             return
@@ -39,7 +39,7 @@ class Log:
                 pass  # add-mask above all: never print a secret to hide it
 
     def warning(self, text: str) -> None:
-        self.command(Command("warning", text))
+        self.command(WorkflowCommand("warning", text))
 
     @contextlib.contextmanager
     def untrusted(self) -> Iterator[None]:
@@ -55,7 +55,7 @@ class Log:
 
     def shown(self, title: str, text: str) -> None:
         """`text` (agent and model words included) folded under `title`, commands off."""
-        self.command(Command("group", title))
+        self.command(WorkflowCommand("group", title))
         with self.untrusted():
             self.line(text.rstrip("\n"))
-        self.command(Command("endgroup"))
+        self.command(WorkflowCommand("endgroup"))

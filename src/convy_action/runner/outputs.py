@@ -1,5 +1,5 @@
 """What the runner receives besides the exit code: StepOutputs (the step's outputs, appended to
-$GITHUB_OUTPUT, multi-line safe), Command (a workflow command line, escaped), Annotations (an error
+$GITHUB_OUTPUT, multi-line safe), WorkflowCommand (a workflow command line, escaped), Annotations (an error
 on each regressed scenario's file and claim line) and Stopped (workflow commands switched off around
 text the action does not trust). The lines are returned as text for __main__ to print."""
 
@@ -86,7 +86,7 @@ class StepOutputs(msgspec.Struct, frozen=True):
             file.write(records)
 
 
-class Command(msgspec.Struct, frozen=True):
+class WorkflowCommand(msgspec.Struct, frozen=True):
     """A workflow command: `::name key=value,...::message`, its data and properties escaped so no
     text can end it or start another."""
 
@@ -139,7 +139,7 @@ class Annotations(msgspec.Struct, frozen=True):
     project: Path
     workspace: Path
 
-    def commands(self) -> tuple[Command, ...]:
+    def commands(self) -> tuple[WorkflowCommand, ...]:
         errors = self.decision.regressions(self.comparison) if self.decision.verdict == "fail" else ()
         named = {change.name for change in errors}
         notices = tuple(
@@ -151,7 +151,7 @@ class Annotations(msgspec.Struct, frozen=True):
             self.command(change, "notice") for change in notices[:MOST_ANNOTATIONS]
         )
 
-    def command(self, change: ScenarioChange, kind: str) -> Command:
+    def command(self, change: ScenarioChange, kind: str) -> WorkflowCommand:
         line = change.failing[0].line if change.failing and change.failing[0].line else change.line
         message = (
             f"scenario {change.name} {change.status}: {change.now.held} of {change.now.judged} attempts "
@@ -165,7 +165,7 @@ class Annotations(msgspec.Struct, frozen=True):
             if line:
                 properties.append(("line", str(line)))
         properties.append(("title", f"convy: {change.name} {change.status}"))
-        return Command(kind, message, tuple(properties))
+        return WorkflowCommand(kind, message, tuple(properties))
 
     def located(self, file: str) -> str:
         path = (self.project / file).resolve()

@@ -18,8 +18,8 @@ from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.a2a_answer import TaskText
 from convy.play.wire.a2a_card import CardRead, Number
 from convy.play.wire.dialect import Ask, Fold, Resend
-from convy.play.wire.oauth import Tokens
-from convy.play.wire.reading import Reply
+from convy.play.wire.oauth import AccessToken
+from convy.play.wire.reading import AgentReply
 from convy.play.wire.spec import AgentSpec
 from convy.play.wire.stream import Event
 
@@ -118,7 +118,7 @@ class A2a:
         self.masked = Masked(spec.secrets())
 
     async def ready(
-        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: Tokens | None
+        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
     ) -> str:
         """Read the agent card (with the agent's headers and bearer) for the version to speak; the
         build it names ("name version"), or "" when no card is served."""
@@ -134,7 +134,7 @@ class A2a:
     def headers(self) -> Mapping[str, str]:
         return self.version.form.headers()
 
-    def read(self, data: object) -> Reply:
+    def read(self, data: object) -> AgentReply:
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
             self.refuse(data, resend=True)
         if not isinstance(data, dict) or "result" not in data:
@@ -192,5 +192,5 @@ class Streamed:
         self._text.counted(self._dialect.spec.tokens.usage(data))
         return self._text.take(data["result"])
 
-    def reply(self) -> Reply:
+    def reply(self) -> AgentReply:
         return self._text.reply()

@@ -1,4 +1,4 @@
-"""What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): Result (a JSON-RPC
+"""What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): RpcResult (a JSON-RPC
 result, or a streamed event's: a Message, a Task, a status update or an artifact update), Parts
 (their text), State (a task's state, named the 0.3 way) and TaskText, the text an answer says
 gathered from its result or from its events one by one, with the contextId to carry on."""
@@ -11,7 +11,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure, Answer, Usage
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.wire.reading import Reply
+from convy.play.wire.reading import AgentReply
 
 PIECES = {"message": "message", "task": "task", "statusUpdate": "status", "artifactUpdate": "artifact"}
 """A 1.0 result's keys and what each holds; a 1.0 result (or stream event) holds one of them."""
@@ -23,7 +23,7 @@ ENDED_BADLY = frozenset({"failed", "rejected", "canceled"})
 """States in which a task gave no answer: the attempt fails with the status text."""
 
 
-class Result(msgspec.Struct, frozen=True):
+class RpcResult(msgspec.Struct, frozen=True):
     """A JSON-RPC `result` of an A2A agent, in the 1.0 form (`{"message": …}`, `{"task": …}`,
     `{"statusUpdate": …}`, `{"artifactUpdate": …}`) or the 0.3 form (the object itself, with its
     `kind`)."""
@@ -94,7 +94,7 @@ class TaskText:
     def take(self, result: object) -> str:
         """Take a result (or a streamed event's); the text it added to the answer."""
         added: list[str] = []
-        for kind, piece in Result(result).pieces():
+        for kind, piece in RpcResult(result).pieces():
             self.seen = True
             context = piece.get("contextId")
             if isinstance(context, str) and context:
@@ -140,7 +140,7 @@ class TaskText:
             message = status.get("message")
             self._status = Parts(message.get("parts")).texts() if isinstance(message, dict) else []
 
-    def reply(self) -> Reply:
+    def reply(self) -> AgentReply:
         """The answer; AgentFailure when the task ended without one (failed, rejected, canceled)."""
         if self._state in ENDED_BADLY:
             said = self.said()
@@ -149,7 +149,7 @@ class TaskText:
                 f"the task at {self._shown} ended {self._state}" + (f": {said}" if said else ""),
                 message=said,
             )
-        return Reply(answer=Answer(text=self.text(), usage=self._usage), carry=self._context)
+        return AgentReply(answer=Answer(text=self.text(), usage=self._usage), carry=self._context)
 
     def text(self) -> str:
         if self._said is not None:

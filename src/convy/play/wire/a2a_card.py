@@ -13,7 +13,7 @@ import httpx
 import msgspec
 
 from convy.play.version import MOST
-from convy.play.wire.oauth import Tokens
+from convy.play.wire.oauth import AccessToken
 from convy.play.wire.reading import Limited
 from convy.play.wire.spec import AgentSpec
 
@@ -80,7 +80,7 @@ class CardRead(msgspec.Struct, frozen=True):
         return httpx.URL(self.spec.url).copy_with(path=CARD_PATH, query=None, fragment=None)
 
     async def card(
-        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: Tokens | None
+        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
     ) -> Card:
         """The card, asked with `headers`, the agent file's own headers and the OAuth2 bearer; the
         empty Card when none is served."""

@@ -1,4 +1,4 @@
-"""JsonAgent: the agent an AgentSpec describes — the Dialect of its protocol, its OAuth2 Tokens,
+"""JsonAgent: the agent an AgentSpec describes — the Dialect of its protocol, its OAuth2 AccessToken,
 its clients handed from conversation to conversation (Handover) — and `ready()`, what is done once
 before the first attempt (the first token; A2A's agent card)."""
 
@@ -18,7 +18,7 @@ from convy.play.wire.a2a import A2a
 from convy.play.wire.chat import OpenAiChat, Template
 from convy.play.wire.connection import JsonConnection, Line
 from convy.play.wire.dialect import Dialect
-from convy.play.wire.oauth import Tokens
+from convy.play.wire.oauth import AccessToken
 from convy.play.wire.responses import Responses
 from convy.play.wire.spec import AgentSpec, Shown
 
@@ -101,10 +101,10 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
                 return Template(self.spec, self.shown)
 
     @functools.cached_property
-    def tokens(self) -> Tokens | None:
+    def tokens(self) -> AccessToken | None:
         """The run's OAuth2 tokens; None without auth.oauth2."""
         oauth = self.spec.auth.oauth2
-        return Tokens(oauth, self.verify, self.timeout, self.clock) if oauth.given else None
+        return AccessToken(oauth, self.verify, self.timeout, self.clock) if oauth.given else None
 
     @functools.cached_property
     def shown(self) -> str:

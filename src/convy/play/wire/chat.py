@@ -13,7 +13,7 @@ from convy.play.agent import AgentFailure, Answer, Call, Step, Usage
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.template import Body, Path, PathMissing
 from convy.play.wire.dialect import Ask, Fold
-from convy.play.wire.reading import Found, JsonText, Reply, Said, Trace
+from convy.play.wire.reading import AgentReply, AnswerText, Found, JsonText, Trace
 from convy.play.wire.spec import OPENAI_TOKENS, AgentSpec
 from convy.play.wire.stream import Event
 
@@ -37,9 +37,9 @@ class Template(msgspec.Struct, frozen=True):
     def headers(self) -> Mapping[str, str]:
         return {}
 
-    def read(self, data: object) -> Reply:
-        whole = Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown)
-        return Reply(answer=whole.read(data))
+    def read(self, data: object) -> AgentReply:
+        whole = WholeAnswer(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown)
+        return AgentReply(answer=whole.read(data))
 
     def fold(self) -> Fold:
         return Deltas(self.spec, self.spec.delta, self.spec.steps)
@@ -66,9 +66,11 @@ class OpenAiChat(msgspec.Struct, frozen=True):
     def headers(self) -> Mapping[str, str]:
         return {}
 
-    def read(self, data: object) -> Reply:
-        answer = Whole(self.spec.answer or CHAT_ANSWER, self.spec.steps or CHAT_STEPS, self.spec, self.shown)
-        return Reply(answer=answer.read(data))
+    def read(self, data: object) -> AgentReply:
+        answer = WholeAnswer(
+            self.spec.answer or CHAT_ANSWER, self.spec.steps or CHAT_STEPS, self.spec, self.shown
+        )
+        return AgentReply(answer=answer.read(data))
 
     def fold(self) -> Fold:
         if self.spec.delta or self.spec.steps:
@@ -76,7 +78,7 @@ class OpenAiChat(msgspec.Struct, frozen=True):
         return ChatChunks(self.shown)
 
 
-class Whole(msgspec.Struct, frozen=True):
+class WholeAnswer(msgspec.Struct, frozen=True):
     """A whole JSON answer read at its paths: the text at `answer`, the steps at `steps`, the tokens
     at the spec's token paths. A null text is no text (empty_answer, once checked)."""
 
@@ -92,7 +94,7 @@ class Whole(msgspec.Struct, frozen=True):
             raise AgentFailure("bad_answer", f"the answer from {self.shown} has {missing}") from None
         if value is None:
             return ""
-        return Said(value, f"the answer from {self.shown} at {self.answer!r}").text()
+        return AnswerText(value, f"the answer from {self.shown} at {self.answer!r}").text()
 
     def read(self, data: object) -> Answer:
         text = self.text(data)
@@ -134,8 +136,8 @@ class Deltas:
             self._parts.append(text)
         return text
 
-    def reply(self) -> Reply:
-        return Reply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=self._found))
+    def reply(self) -> AgentReply:
+        return AgentReply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=self._found))
 
 
 class ToolCall:
@@ -192,8 +194,8 @@ class ChatChunks:
             if isinstance(arguments, str):
                 call.arguments += arguments
 
-    def reply(self) -> Reply:
+    def reply(self) -> AgentReply:
         steps = tuple(
             Call(name=call.name, arguments=call.arguments) for _, call in sorted(self._calls.items())
         )
-        return Reply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=steps))
+        return AgentReply(answer=Answer(text="".join(self._parts), usage=self._usage, steps=steps))

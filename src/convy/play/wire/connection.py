@@ -26,8 +26,8 @@ from convy.play.lanes import Handover
 from convy.play.outcome import SpanKind
 from convy.play.trace import TraceContext
 from convy.play.wire.dialect import Ask, Dialect, Resend
-from convy.play.wire.oauth import Tokens
-from convy.play.wire.reading import MOST_BYTES, Found, Limited, Reply, Spoken, Undecodable
+from convy.play.wire.oauth import AccessToken
+from convy.play.wire.reading import MOST_BYTES, AgentReply, Found, Limited, Spoken, Undecodable
 from convy.play.wire.session import Received, SessionCalls
 from convy.play.wire.spec import AgentSpec, Shown
 from convy.play.wire.stream import Chunks, Events
@@ -44,12 +44,12 @@ ACCEPT = {
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
     """What a JsonAgent's conversations share: its spec (resolved), the Dialect of its protocol,
-    its OAuth2 Tokens (None without), its clients' Handover and how a client is made, its URL as
+    its OAuth2 AccessToken (None without), its clients' Handover and how a client is made, its URL as
     errors show it and convy's own request headers."""
 
     spec: AgentSpec
     dialect: Dialect
-    tokens: Tokens | None
+    tokens: AccessToken | None
     handover: Handover
     client: Callable[[], httpx.AsyncClient]
     shown: str
@@ -191,7 +191,7 @@ class JsonConnection:
         self._carry = reply.carry or self._carry
         return answer
 
-    async def turn(self, ask: Ask) -> tuple[Reply, object]:
+    async def turn(self, ask: Ask) -> tuple[AgentReply, object]:
         """One turn's request and its answer, with the JSON its session id may be read from."""
         agent = self._agent
         dialect = agent.dialect
@@ -202,7 +202,7 @@ class JsonConnection:
         async with self.streamed("POST", url, body, headers, kind="turn") as response:
             return await self.read(response, sent)
 
-    async def read(self, response: httpx.Response, sent: float) -> tuple[Reply, object]:
+    async def read(self, response: httpx.Response, sent: float) -> tuple[AgentReply, object]:
         """The answer of a 2xx response: whole JSON, or folded as it streams (its time to first
         token counted from `sent`, when the request was sent)."""
         dialect = self._agent.dialect
@@ -227,7 +227,7 @@ class JsonConnection:
                     parts.append(chunk)
                     if chunk and first is None:
                         first = time.monotonic() - sent
-                reply = Reply(answer=Answer(text="".join(parts)))
+                reply = AgentReply(answer=Answer(text="".join(parts)))
             else:
                 fold = dialect.fold()
                 session = self._agent.spec.session.id

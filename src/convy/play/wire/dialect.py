@@ -12,7 +12,7 @@ from typing import Protocol
 import msgspec
 
 from convy.play.agent import Message
-from convy.play.wire.reading import Reply
+from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
 
 
@@ -34,13 +34,13 @@ class Resend(Exception):
 
 
 class Fold(Protocol):
-    """A streamed answer folded event by event into one Reply."""
+    """A streamed answer folded event by event into one AgentReply."""
 
     def add(self, event: Event) -> str:
         """Take one event; the text it added to the answer ("" when none)."""
         ...
 
-    def reply(self) -> Reply:
+    def reply(self) -> AgentReply:
         """The answer the events made, once the stream ended."""
         ...
 
@@ -57,7 +57,7 @@ class Dialect(Protocol):
         """Headers every request of the protocol carries besides the agent's own."""
         ...
 
-    def read(self, data: object) -> Reply:
+    def read(self, data: object) -> AgentReply:
         """A whole JSON answer read; AgentFailure when it holds no answer; Resend when it refused
         the turn in a way that taught the dialect how to send it."""
         ...

@@ -1,4 +1,4 @@
-"""OAuth2 client credentials (RFC 6749 §4.4): Tokens, one access token for the whole run, shared by
+"""OAuth2 client credentials (RFC 6749 §4.4): AccessToken, one access token for the whole run, shared by
 every conversation — fetched before the first attempt (a refusal is a ConfigurationError quoting the
 token endpoint, exit 2 before any agent request), renewed before `expires_in` runs out, and renewed
 once after the agent refuses it (401)."""
@@ -27,7 +27,7 @@ class Granted(msgspec.Struct, frozen=True, kw_only=True):
     token_type: str = "Bearer"  # noqa: S105 (the kind of token, not a password)
 
 
-class Refused(Exception):
+class TokenRefused(Exception):
     """The token endpoint gave no token: `message` is its own words (secrets masked)."""
 
     def __init__(self, message: str) -> None:
@@ -35,7 +35,7 @@ class Refused(Exception):
         self.message = message
 
 
-class Tokens:
+class AccessToken:
     """The run's access token for `oauth`, asked with the agent's TLS (`verify`) within `timeout`
     seconds, on `clock`. A token is renewed when less than a tenth of its life (at most 60 s) is
     left, or when the agent refused it."""
@@ -66,7 +66,7 @@ class Tokens:
         endpoint's own message when it gives none."""
         try:
             return await self.token()
-        except Refused as refused:
+        except TokenRefused as refused:
             raise ConfigurationError(
                 "auth.oauth2", f"the token endpoint {self.shown} gave no token: {refused.message}"
             ) from None
@@ -85,7 +85,7 @@ class Tokens:
             if self._token == refused:
                 try:
                     await self._fetch()
-                except Refused as error:
+                except TokenRefused as error:
                     raise AgentFailure(
                         "auth_failed",
                         f"the token endpoint {self.shown} gave no token: {error.message}",
@@ -105,19 +105,19 @@ class Tokens:
             retried, again = await self._asked(basic=True)
             if not 200 <= retried < 300:
                 first = f"HTTP {status}: {OAuthError(content, masked).message()}"
-                raise Refused(
+                raise TokenRefused(
                     f"{first}; asked with HTTP Basic: HTTP {retried}: {OAuthError(again, masked).message()}"
                 )
             self._basic = True
             status, content = retried, again
         if not 200 <= status < 300:
-            raise Refused(f"HTTP {status}: {OAuthError(content, masked).message()}")
+            raise TokenRefused(f"HTTP {status}: {OAuthError(content, masked).message()}")
         try:
             granted = msgspec.json.decode(content, type=Granted)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            raise Refused("its answer holds no access_token") from None
+            raise TokenRefused("its answer holds no access_token") from None
         if not granted.access_token:
-            raise Refused("its answer holds an empty access_token")
+            raise TokenRefused("its answer holds an empty access_token")
         self._token = granted.access_token
         self._seen.append(granted.access_token)
         life = granted.expires_in if granted.expires_in > 0 else 3600.0
@@ -149,7 +149,7 @@ class Tokens:
             ):
                 return response.status_code, await Limited(MOST_BYTES).read(response) or b""
         except (httpx.HTTPError, ssl.SSLError, OSError) as error:
-            raise Refused(f"no answer ({type(error).__name__})") from None
+            raise TokenRefused(f"no answer ({type(error).__name__})") from None
 
 
 class Unauthenticated(msgspec.Struct, frozen=True):

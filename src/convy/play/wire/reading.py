@@ -1,7 +1,6 @@
-"""Reading what an agent sent: Reply (an Answer and what the next turn carries on), Said (a value at
-the answer's path as text, or the failure it is), JsonText, Trace (reported steps), Undecodable (why
-a body is not JSON), Limited (a body read up to a size). JSON nested deeper than Python's stack
-(msgspec decodes and encodes recursively) raises RecursionError, which the connection turns into
+"""Reading what an agent sent: the answer and what the next turn carries on, the text at the answer's
+path or the failure it is, the steps it reported. JSON nested deeper than Python's stack (msgspec
+decodes and encodes recursively) raises RecursionError, which the connection turns into
 AgentFailure("bad_answer")."""
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ MOST_BYTES = 4 * 1024 * 1024
 AgentFailure("answer_too_large")."""
 
 
-class Reply(msgspec.Struct, frozen=True, kw_only=True):
+class AgentReply(msgspec.Struct, frozen=True, kw_only=True):
     """An answer as read off the wire, and what the next turn carries on from it (`carry`: the
     Responses API's response id, A2A's contextId; "" for protocols that resend the dialogue)."""
 
@@ -25,7 +24,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     carry: str = ""
 
 
-class Said(msgspec.Struct, frozen=True):
+class AnswerText(msgspec.Struct, frozen=True):
     """The value found at an answer's path, as the text the agent said."""
 
     value: object

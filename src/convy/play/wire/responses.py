@@ -14,7 +14,7 @@ import msgspec
 from convy.play.agent import AgentFailure, Answer, Call, Step
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.dialect import Ask, Fold
-from convy.play.wire.reading import Found, JsonText, Reply
+from convy.play.wire.reading import AgentReply, Found, JsonText
 from convy.play.wire.spec import AgentSpec, TokenPaths
 from convy.play.wire.stream import Event
 
@@ -48,9 +48,9 @@ class Responses(msgspec.Struct, frozen=True):
     def headers(self) -> Mapping[str, str]:
         return {}
 
-    def read(self, data: object) -> Reply:
+    def read(self, data: object) -> AgentReply:
         output = Output(data, self.shown).checked()
-        return Reply(answer=output.answer(), carry=output.id)
+        return AgentReply(answer=output.answer(), carry=output.id)
 
     def fold(self) -> Fold:
         return ResponseEvents(self.shown)
@@ -185,9 +185,9 @@ class ResponseEvents:
                     return text
         return ""
 
-    def reply(self) -> Reply:
+    def reply(self) -> AgentReply:
         ended = self._ended
         answer = Answer(
             text="".join(self._parts), usage=RESPONSES_TOKENS.usage(ended.data), steps=ended.steps()
         )
-        return Reply(answer=answer, carry=self._id)
+        return AgentReply(answer=answer, carry=self._id)

@@ -18,7 +18,7 @@ class Prefetch(msgspec.Struct, frozen=True):
     """The modules to import ahead of need."""
 
     modules: tuple[str, ...] = (
-        "convy.run.review",
+        "convy.conduct.review",
         "convy.draw.markdown",
         "convy.draw.console",
         "convy.draw.report",

@@ -12,14 +12,14 @@ import msgspec
 
 from convy.compare.comparison import NoBaseline
 from convy.compare.money import Money
+from convy.conduct.assembly import Project
+from convy.conduct.pricing import RunPrices
 from convy.data import Data
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import PriceBook, Pricing
 from convy.project.scenario import Scenario
 from convy.project.shard import Slice
-from convy.run.assembly import Project
-from convy.run.pricing import RunPrices
 from convy.store.runs import StoredRun
 from convy.words import Plural
 
@@ -65,9 +65,9 @@ class Seen(msgspec.Struct, frozen=True):
         return Spending(
             calls=(user, judge, len(outcome.turns)),
             tokens=(
-                Tokens(outcome.user_usage, user).count(),
-                Tokens(outcome.judge_usage, judge).count(),
-                Tokens(agent, len(outcome.turns)).count(),
+                PartyTokens(outcome.user_usage, user).count(),
+                PartyTokens(outcome.judge_usage, judge).count(),
+                PartyTokens(agent, len(outcome.turns)).count(),
             ),
             usd=(cost.user, cost.judge, cost.agent),
             spared=(
@@ -78,7 +78,7 @@ class Seen(msgspec.Struct, frozen=True):
         )
 
 
-class Tokens(msgspec.Struct, frozen=True):
+class PartyTokens(msgspec.Struct, frozen=True):
     """A party's tokens in one attempt of `calls` calls to it: None when it was called and did not
     report both counts."""
 
@@ -109,7 +109,7 @@ class Expected(Data, frozen=True, kw_only=True):
     """The baseline has attempts of this scenario."""
 
 
-class Summed(msgspec.Struct, frozen=True):
+class ExpectedSum(msgspec.Struct, frozen=True):
     """Some expected figures added up: the known ones, and how many were unknown."""
 
     values: tuple[float | None, ...]
@@ -140,10 +140,10 @@ class Estimate(Data, frozen=True, kw_only=True):
     baseline: str = ""
     why: str = ""
 
-    def summed(self, figure: str, party: int | None = None) -> Summed:
+    def summed(self, figure: str, party: int | None = None) -> ExpectedSum:
         """A figure (`calls`, `tokens`, `usd`) summed over the scenarios, of one party or all."""
         parties = range(len(PARTIES)) if party is None else (party,)
-        return Summed(tuple(getattr(s, figure)[p] for s in self.scenarios for p in parties))
+        return ExpectedSum(tuple(getattr(s, figure)[p] for s in self.scenarios for p in parties))
 
     def lines(self) -> tuple[str, ...]:
         """The estimate as the command prints it."""

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import msgspec
 
+from convy.conduct.assembly import Project
 from convy.play.agent import Agent
 from convy.play.model import Models
 from convy.play.price import PriceBook, Pricing
 from convy.play.wire.agent import JsonAgent
-from convy.run.assembly import Project
 
 
 class RunPrices(msgspec.Struct, frozen=True):

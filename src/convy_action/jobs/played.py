@@ -1,4 +1,4 @@
-"""The job's run played and reviewed: Played, the prepared run's missing attempts played against
+"""The job's run played and reviewed: Plays, the prepared run's missing attempts played against
 the baseline found, with progress in the log between workflow commands switched off (agent and
 model text is not trusted), SIGTERM and Ctrl+C stopping it; Gated, a run folder reviewed and gated
 against the baseline, which is dropped with a warning when the two runs cannot be compared."""
@@ -12,28 +12,28 @@ from pathlib import Path
 import msgspec
 
 from convy.compare.comparison import NoBaseline, RunsDiffer
+from convy.conduct.review import Review, Reviewed
+from convy.conduct.run import Run
+from convy.conduct.session import Prepared
+from convy.conduct.stop import Stop
 from convy.draw.progress import Printed
 from convy.draw.untrusted import Untrusted
 from convy.errors import ConfigurationError
 from convy.project.settings import Settings
-from convy.run.review import Review, Reviewed
-from convy.run.run import Run
-from convy.run.session import Prepared
-from convy.run.stop import Stop
 from convy.store.journal import RunInUse
 from convy.store.runs import Runs
 from convy.words import Plural
 from convy_action.baseline.readable import Looked
-from convy_action.runner.context import Context, Event
+from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
 
 
-class Played(msgspec.Struct, frozen=True):
+class Plays(msgspec.Struct, frozen=True):
     """Runs played in the runner's `context` for the `event`, against the baseline `looked` found,
     their progress shown in the job's `log`."""
 
     context: Context
-    event: Event
+    event: WorkflowEvent
     looked: Looked
     log: Log
     stops: list[Stop] = msgspec.field(default_factory=list)

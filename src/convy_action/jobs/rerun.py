@@ -11,9 +11,9 @@ from pathlib import Path
 
 import msgspec
 
-from convy.run.assembly import Project
-from convy.run.run import RunId
-from convy.run.session import Prepared, Session
+from convy.conduct.assembly import Project
+from convy.conduct.run import RunId
+from convy.conduct.session import Prepared, Session
 from convy.store.journal import NewerFormat, RunJournal
 from convy_action.github.artifacts import ArtifactError, ResultsService
 from convy_action.github.zipped import Archive, UnsafeArchive
@@ -22,7 +22,7 @@ from convy_action.runner.context import Context
 from convy_action.runner.log import Log
 
 
-class Found(msgspec.Struct, frozen=True, kw_only=True):
+class Resumable(msgspec.Struct, frozen=True, kw_only=True):
     """The folder to resume (None: play a new run), where it came from, and notes for the log."""
 
     folder: Path | None = None
@@ -44,17 +44,17 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
     service: ResultsService | None
     scratch: Path
 
-    def found(self) -> Found:
+    def found(self) -> Resumable:
         notes: list[str] = []
         for folder in sorted(self.results.glob("*/run.json"), reverse=True):
             if self.unfinished(folder.parent, notes):
-                return Found(
+                return Resumable(
                     folder=folder.parent,
                     source="the partial run folder this workflow run left in the workspace",
                     notes=tuple(notes),
                 )
         if self.service is None:
-            return Found(notes=tuple(notes))
+            return Resumable(notes=tuple(notes))
         return self.downloaded(self.service, notes)
 
     def unfinished(self, folder: Path, notes: list[str]) -> bool:
@@ -68,28 +68,28 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
         ours = spec.provenance.workflow_run == self.run and spec.agent == self.agent
         return ours and spec.shard.text == self.shard and header.status != "finished"
 
-    def downloaded(self, service: ResultsService, notes: list[str]) -> Found:
+    def downloaded(self, service: ResultsService, notes: list[str]) -> Resumable:
         """The artifact of an earlier attempt, unpacked into a new folder under `results` when it
         holds an unfinished run of this workflow run."""
         try:
             if not any(listed.name == self.name for listed in service.listed()):
-                return Found(notes=tuple(notes))
+                return Resumable(notes=tuple(notes))
             self.scratch.mkdir(parents=True, exist_ok=True)
             archive = self.scratch / "earlier.zip"
             service.fetch(self.name, archive)
         except ArtifactError as error:
             notes.append(f"the artifact {self.name!r} of an earlier attempt could not be fetched: {error}")
-            return Found(notes=tuple(notes))
+            return Resumable(notes=tuple(notes))
         folder = self.results / RunId.new().text
         try:
             Archive(archive).run_folder().unpack(folder)
         except UnsafeArchive as error:
             notes.append(f"the artifact {self.name!r} of an earlier attempt is refused: {error.reason}")
-            return Found(notes=tuple(notes))
+            return Resumable(notes=tuple(notes))
         finally:
             archive.unlink(missing_ok=True)
         if self.unfinished(folder, notes):
-            return Found(
+            return Resumable(
                 folder=folder,
                 source=f"the unfinished run of artifact {self.name!r}, uploaded by an earlier attempt",
                 notes=tuple(notes),
@@ -99,7 +99,7 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
             f"the artifact {self.name!r} of an earlier attempt holds a finished run (or another's): "
             "this attempt plays a new one"
         )
-        return Found(notes=tuple(notes))
+        return Resumable(notes=tuple(notes))
 
 
 class Rerun(msgspec.Struct, frozen=True, kw_only=True):

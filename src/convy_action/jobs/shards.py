@@ -17,7 +17,7 @@ from convy.project.shard import Slice
 from convy.store.journal import NewerFormat
 from convy.store.merged import WHERE, Shards
 from convy.store.runs import Runs, StoredRun
-from convy_action.github.artifacts import ArtifactError, Listed, ResultsService
+from convy_action.github.artifacts import ArtifactError, ListedArtifact, ResultsService
 from convy_action.github.rest import GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive
 
@@ -39,9 +39,9 @@ class ShardName(msgspec.Struct, frozen=True):
 class Shelves(Protocol):
     """Where the current workflow run's artifacts are listed and fetched from."""
 
-    def listed(self) -> tuple[Listed, ...]: ...
+    def listed(self) -> tuple[ListedArtifact, ...]: ...
 
-    def fetch(self, artifact: Listed, to: Path) -> int: ...
+    def fetch(self, artifact: ListedArtifact, to: Path) -> int: ...
 
 
 class RunnerShelves(msgspec.Struct, frozen=True):
@@ -50,10 +50,10 @@ class RunnerShelves(msgspec.Struct, frozen=True):
 
     service: ResultsService
 
-    def listed(self) -> tuple[Listed, ...]:
+    def listed(self) -> tuple[ListedArtifact, ...]:
         return self.service.listed()
 
-    def fetch(self, artifact: Listed, to: Path) -> int:
+    def fetch(self, artifact: ListedArtifact, to: Path) -> int:
         return self.service.fetch(artifact.name, to)
 
 
@@ -64,15 +64,15 @@ class RestShelves(msgspec.Struct, frozen=True):
     github: GitHub
     run_id: int
 
-    def listed(self) -> tuple[Listed, ...]:
+    def listed(self) -> tuple[ListedArtifact, ...]:
         try:
             found = self.github.artifacts(self.run_id)
         except GitHubError as error:
             raise ArtifactError(str(error)) from None
         live = (a for a in found if not a.expired)
-        return tuple(Listed(name=a.name, database_id=a.id, size=a.size_in_bytes) for a in live)
+        return tuple(ListedArtifact(name=a.name, database_id=a.id, size=a.size_in_bytes) for a in live)
 
-    def fetch(self, artifact: Listed, to: Path) -> int:
+    def fetch(self, artifact: ListedArtifact, to: Path) -> int:
         try:
             return self.github.download(artifact.database_id, to)
         except (GitHubError, UnsafeArchive) as error:
@@ -88,7 +88,7 @@ class ShardArtifacts(msgspec.Struct, frozen=True):
     name: str
     scratch: Path
 
-    def answering(self) -> tuple[Shelves, tuple[Listed, ...]]:
+    def answering(self) -> tuple[Shelves, tuple[ListedArtifact, ...]]:
         """The first shelves that list the run's artifacts, and what they list."""
         reasons: list[str] = []
         for shelves in self.shelves:
@@ -120,11 +120,11 @@ class ShardArtifacts(msgspec.Struct, frozen=True):
             "the project, so its agent is known, and set comment-key) to say which to merge",
         )
 
-    def found(self, listed: tuple[Listed, ...]) -> dict[int, Listed]:
+    def found(self, listed: tuple[ListedArtifact, ...]) -> dict[int, ListedArtifact]:
         """The shards' artifacts by shard number; ConfigurationError when none is there, when they
         are of different shard counts, or when one is missing."""
         pattern = re.compile(re.escape(self.name) + r"-shard-(\d+)-of-(\d+)")
-        shards: dict[tuple[int, int], Listed] = {}
+        shards: dict[tuple[int, int], ListedArtifact] = {}
         for artifact in listed:
             matched = pattern.fullmatch(artifact.name)
             if matched is not None:
@@ -159,7 +159,7 @@ class ShardArtifacts(msgspec.Struct, frozen=True):
         runs = tuple(self.fetched(shelves, artifact) for artifact in artifacts.values())
         return Shards(runs, tuple(artifact.name for artifact in artifacts.values()))
 
-    def fetched(self, shelves: Shelves, artifact: Listed) -> StoredRun:
+    def fetched(self, shelves: Shelves, artifact: ListedArtifact) -> StoredRun:
         self.scratch.mkdir(parents=True, exist_ok=True)
         archive = self.scratch / f"{artifact.database_id or artifact.name}.zip"
         folder = self.scratch / "shards" / artifact.name

@@ -16,6 +16,8 @@ import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.compare.rejudged import Rejudgement
+from convy.conduct.once import Once
+from convy.conduct.stages import Staging
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
@@ -26,13 +28,11 @@ from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
-from convy.play.rate import Rate
+from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
-from convy.run.once import Once
-from convy.run.stages import Staging
 from convy.store.journal import (
     Limits,
     Provenance,
@@ -256,12 +256,12 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         `pricing` as it ends."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
-        model_rate = Rate(limits.model_rpm)
+        model_rate = Pace(limits.model_rpm)
         once = Once(run=self.journal.folder.name, spec=self.spec, scenarios=self.scenarios, baseline=baseline)
         bench = Bench(
             agent=QueuedAgent(
                 TimeLimited(agent, limits.turn_timeout),
-                Places(limits.concurrency, Rate(limits.agent_rpm), patience),
+                Places(limits.concurrency, Pace(limits.agent_rpm), patience),
             ),
             user=PatientModel(Contained(models.user), Places(limits.concurrency, model_rate, patience)),
             judge=Checked(

@@ -9,6 +9,9 @@ from pathlib import Path
 import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
+from convy.conduct.assembly import Project
+from convy.conduct.pricing import RunPrices
+from convy.conduct.run import Clients, Run, RunId
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent
 from convy.play.bench import FailFast, Journal
@@ -20,9 +23,6 @@ from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.shard import Slice
 from convy.project.traceurl import TraceUrl
-from convy.run.assembly import Project
-from convy.run.pricing import RunPrices
-from convy.run.run import Clients, Run, RunId
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
 from convy.store.runs import StoredRun
 
