@@ -1,7 +1,8 @@
 """convy: play conversation scenarios against an agent, judge them, keep every attempt.
 
-The public API is `__all__` and the module `convy.fakes`. Names load on first use, so the command
-starts fast."""
+The public API is `__all__` and the module `convy.fakes`: every program built on the engine (the
+`convy` command, the GitHub Action) uses these names and no module of the engine's stages.
+Names load on first use, so a command starts fast."""
 
 from __future__ import annotations
 
@@ -13,58 +14,222 @@ __version__ = "0.3.0"
 _HOMES = {
     "Agent": "convy.play.agent",
     "AgentFailure": "convy.play.agent",
+    "Ahead": "convy.conduct.prefetch",
     "Answer": "convy.play.agent",
+    "AtomicFile": "convy.store.atomic",
     "Busy": "convy.play.busy",
     "Call": "convy.play.agent",
+    "Collector": "convy.store.otlp",
+    "CommentMarkdown": "convy.draw.markdown",
+    "Comparison": "convy.compare.comparison",
     "ConfigurationError": "convy.errors",
     "Conversation": "convy.play.agent",
+    "ConvyError": "convy.errors",
+    "Damage": "convy.store.journal",
+    "Data": "convy.data",
     "Decided": "convy.play.dialog",
+    "DemoServers": "convy.demo.servers",
+    "Estimating": "convy.conduct.estimate",
+    "Flags": "convy.project.settings",
+    "GateDecision": "convy.compare.gate",
+    "Index": "convy.draw.report",
     "Judge": "convy.play.dialog",
+    "Links": "convy.draw.links",
+    "MERGED": "convy.store.merged:WHERE",
+    "Marker": "convy.draw.markdown",
     "Message": "convy.play.agent",
     "Model": "convy.play.model",
     "ModelFailure": "convy.play.model",
     "Models": "convy.play.model",
+    "NO_BASELINE": "convy.compare.comparison",
+    "NewerFormat": "convy.store.journal",
+    "NoBaseline": "convy.compare.comparison",
     "OpenAiModel": "convy.play.model",
     "Outcome": "convy.play.outcome",
+    "Plain": "convy.play.agent",
+    "Plural": "convy.words",
+    "Prefetch": "convy.conduct.prefetch",
+    "Prepared": "convy.conduct.session",
+    "Printed": "convy.draw.progress",
+    "Project": "convy.project.project",
+    "Provenance": "convy.store.journal",
+    "Rate": "convy.compare.statistics",
+    "ReceiverRefused": "convy.store.otlp",
     "Reply": "convy.play.model",
+    "Report": "convy.draw.report",
+    "Review": "convy.conduct.review",
+    "Reviewed": "convy.conduct.review",
+    "Run": "convy.conduct.run",
+    "RunId": "convy.conduct.run",
+    "RunInUse": "convy.store.journal",
+    "RunJournal": "convy.store.journal",
+    "RunTraces": "convy.store.traces",
+    "Runs": "convy.store.runs",
+    "RunsDiffer": "convy.compare.comparison",
+    "SECRET_LENGTH": "convy.play.errorbody",
+    "SETTING_DESCRIPTIONS": "convy.project.names:DESCRIPTIONS",
+    "SETTING_NAMES": "convy.project.names:ENGINE",
+    "SETTING_SECRETS": "convy.project.names:SECRETS",
     "Scenario": "convy.project.scenario",
+    "ScenarioChange": "convy.compare.comparison",
+    "Session": "convy.conduct.session",
+    "Setting": "convy.project.settings",
+    "Settings": "convy.project.settings",
+    "Shards": "convy.store.merged",
+    "Slice": "convy.project.shard",
+    "Sources": "convy.project.settings",
+    "Stop": "convy.conduct.stop",
+    "StoredRun": "convy.store.runs",
+    "Summary": "convy.compare.summary",
+    "Summed": "convy.compare.summary",
+    "Tables": "convy.draw.tables",
+    "Tagged": "convy.data",
     "Thought": "convy.play.agent",
+    "TraceLink": "convy.draw.links",
+    "TraceUrl": "convy.project.traceurl",
+    "Unknown": "convy.compare.statistics",
+    "Untrusted": "convy.draw.untrusted",
     "Usage": "convy.play.agent",
 }
+"""Where each public name lives: a module, or `module:attribute` for a name it has there."""
 
 __all__ = [
     "Agent",
     "AgentFailure",
+    "Ahead",
     "Answer",
+    "AtomicFile",
     "Busy",
     "Call",
+    "Collector",
+    "CommentMarkdown",
+    "Comparison",
     "ConfigurationError",
     "Conversation",
+    "ConvyError",
+    "Damage",
+    "Data",
     "Decided",
+    "DemoServers",
+    "Estimating",
+    "Flags",
+    "GateDecision",
+    "Index",
     "Judge",
+    "Links",
+    "MERGED",
+    "Marker",
     "Message",
     "Model",
     "ModelFailure",
     "Models",
+    "NO_BASELINE",
+    "NewerFormat",
+    "NoBaseline",
     "OpenAiModel",
     "Outcome",
+    "Plain",
+    "Plural",
+    "Prefetch",
+    "Prepared",
+    "Printed",
+    "Project",
+    "Provenance",
+    "Rate",
+    "ReceiverRefused",
     "Reply",
+    "Report",
+    "Review",
+    "Reviewed",
+    "Run",
+    "RunId",
+    "RunInUse",
+    "RunJournal",
+    "RunTraces",
+    "Runs",
+    "RunsDiffer",
+    "SECRET_LENGTH",
+    "SETTING_DESCRIPTIONS",
+    "SETTING_NAMES",
+    "SETTING_SECRETS",
     "Scenario",
+    "ScenarioChange",
+    "Session",
+    "Setting",
+    "Settings",
+    "Shards",
+    "Slice",
+    "Sources",
+    "Stop",
+    "StoredRun",
+    "Summary",
+    "Summed",
+    "Tables",
+    "Tagged",
     "Thought",
+    "TraceLink",
+    "TraceUrl",
+    "Unknown",
+    "Untrusted",
     "Usage",
 ]
 
 if TYPE_CHECKING:
-    from convy.errors import ConfigurationError
-    from convy.play.agent import Agent, AgentFailure, Answer, Call, Conversation, Message, Thought, Usage
+    from convy.compare.comparison import NO_BASELINE, Comparison, NoBaseline, RunsDiffer, ScenarioChange
+    from convy.compare.gate import GateDecision
+    from convy.compare.statistics import Rate, Unknown
+    from convy.compare.summary import Summary, Summed
+    from convy.conduct.estimate import Estimating
+    from convy.conduct.prefetch import Ahead, Prefetch
+    from convy.conduct.review import Review, Reviewed
+    from convy.conduct.run import Run, RunId
+    from convy.conduct.session import Prepared, Session
+    from convy.conduct.stop import Stop
+    from convy.data import Data, Tagged
+    from convy.demo.servers import DemoServers
+    from convy.draw.links import Links, TraceLink
+    from convy.draw.markdown import CommentMarkdown, Marker
+    from convy.draw.progress import Printed
+    from convy.draw.report import Index, Report
+    from convy.draw.tables import Tables
+    from convy.draw.untrusted import Untrusted
+    from convy.errors import ConfigurationError, ConvyError
+    from convy.play.agent import (
+        Agent,
+        AgentFailure,
+        Answer,
+        Call,
+        Conversation,
+        Message,
+        Plain,
+        Thought,
+        Usage,
+    )
     from convy.play.busy import Busy
     from convy.play.dialog import Decided, Judge
+    from convy.play.errorbody import SECRET_LENGTH
     from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
     from convy.play.outcome import Outcome
+    from convy.project.names import DESCRIPTIONS as SETTING_DESCRIPTIONS
+    from convy.project.names import ENGINE as SETTING_NAMES
+    from convy.project.names import SECRETS as SETTING_SECRETS
+    from convy.project.project import Project
     from convy.project.scenario import Scenario
+    from convy.project.settings import Flags, Setting, Settings, Sources
+    from convy.project.shard import Slice
+    from convy.project.traceurl import TraceUrl
+    from convy.store.atomic import AtomicFile
+    from convy.store.journal import Damage, NewerFormat, Provenance, RunInUse, RunJournal
+    from convy.store.merged import WHERE as MERGED
+    from convy.store.merged import Shards
+    from convy.store.otlp import Collector, ReceiverRefused
+    from convy.store.runs import Runs, StoredRun
+    from convy.store.traces import RunTraces
+    from convy.words import Plural
 
 
 def __getattr__(name: str) -> object:
     if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
+        module, _, attribute = _HOMES[name].partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
     raise AttributeError(f"module 'convy' has no attribute {name!r}")

@@ -170,11 +170,11 @@ class Command:
         import asyncio
 
         from convy.compare.comparison import NO_BASELINE, NoBaseline
-        from convy.conduct.assembly import Project
         from convy.conduct.prefetch import Ahead, Prefetch
         from convy.conduct.run import Run
         from convy.conduct.session import Session
         from convy.draw.progress import Printed
+        from convy.project.project import Project
         from convy.store.journal import Provenance, RunInUse, RunJournal
 
         resume = Path(arguments.run_folder) if arguments.command == "resume" else None
@@ -342,8 +342,8 @@ class Command:
 
     def estimate(self, arguments: argparse.Namespace) -> int:
         from convy.compare.comparison import NoBaseline
-        from convy.conduct.assembly import Project
         from convy.conduct.estimate import Estimating
+        from convy.project.project import Project
 
         sources = Sources(Flags(ENGINE).given(arguments), self._environ, Path.cwd())
         project = Project(sources.settings(), sources, self._environ)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self
 
-from convy.play.agent import Answer, Message, Usage
+from convy.play.agent import Answer, Message, Plain, Usage
 from convy.play.dialog import Decided
 from convy.play.model import Reply, Schema
 from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
@@ -37,7 +37,7 @@ class FakeConversation:
         return Answer(text=answer, usage=Usage(input=len(text) // 4, output=len(answer) // 4))
 
 
-class FakeAgent:
+class FakeAgent(Plain):
     """An agent that answers from a list, in turn; `conversations` keeps every conversation had."""
 
     def __init__(self, answers: Sequence[str] = ("Hello! How can I help?",)) -> None:
@@ -65,7 +65,7 @@ class EchoConversation:
         return Answer(text=text)
 
 
-class Echo:
+class Echo(Plain):
     """An agent that says back what it was told."""
 
     def conversation(self, key: str) -> EchoConversation:

@@ -1,12 +1,10 @@
-"""Action: the GitHub Action's composition root — inputs and context read and checked,
-the baseline found, the scenarios played, the run folder uploaded, compared, the comment posted, the
-job summary and the outputs written, the exit code chosen by the gate (0 pass, 1 fail, 2
-configuration error, 3 inconclusive). It assembles the stages (runner → github → baseline →
-publish → run, decision 25) and holds the job's log, which only it gives out."""
+"""The GitHub Action's composition root: the inputs read and their secrets masked first, the stages
+assembled into the job's kit (runner → github → baseline → publish → jobs, decision 25), the job its
+settings ask for chosen once and done, and a configuration error turned into exit 2. It holds the
+job's log, which only it gives out."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -15,25 +13,13 @@ from typing import TextIO
 
 import httpx
 
-from convy.conduct.assembly import Project
-from convy.conduct.session import Session
-from convy.draw.untrusted import Untrusted
-from convy.errors import ConfigurationError
-from convy.project.shard import Slice
-from convy_action.baseline.readable import Looked
-from convy_action.baseline.search import Search
+from convy import ConfigurationError, Project, Untrusted
 from convy_action.github.retries import PATIENT, Retries
 from convy_action.github.services import Services
-from convy_action.jobs.merge import Merge
-from convy_action.jobs.played import Gated, Plays
-from convy_action.jobs.rerun import Rerun
-from convy_action.jobs.shards import ShardName
-from convy_action.publish.ending import Ending
-from convy_action.publish.shelf import ArtifactNaming
-from convy_action.publish.where import Where
-from convy_action.runner.checks import Checks
+from convy_action.jobs.job import Jobs
+from convy_action.jobs.kit import Kit
 from convy_action.runner.context import Context
-from convy_action.runner.inputs import AgentSecrets, Inputs, Masks
+from convy_action.runner.inputs import Inputs, Masks
 from convy_action.runner.log import Log
 from convy_action.runner.outputs import WorkflowCommand
 
@@ -77,11 +63,12 @@ class Action:
             return EXIT_CONFIG
 
     def acted(self, inputs: Inputs, flags: dict[str, object]) -> int:
-        from convy.demo.servers import DemoServers
+        """The job the settings ask for, assembled and done; `--demo` plays against the demo's
+        servers, started for the job."""
+        from convy import DemoServers
 
-        log = self._log
-        settings = inputs.settings(flags)
         with contextlib.ExitStack() as stack:
+            settings = inputs.settings(flags)
             if settings.demo:
                 demo = stack.enter_context(DemoServers())
                 results = str(self._folder / settings.results)
@@ -91,67 +78,15 @@ class Action:
             context = Context(self._environ, self._folder)
             if not settings.dry_run:
                 context.check()
-            event = context.event()
-            project = Project(settings, inputs.sources(flags), inputs.environ)
-            part = Slice.read(settings.shard)
-            checks = Checks(settings, context, event)
             client = stack.enter_context(httpx.Client(timeout=30.0))
-            services = Services(context, settings.github_token, client, self._retries)
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="convy-baseline-")))
-            merge = Merge(project=project, context=context, services=services, scratch=scratch, log=log)
-            if settings.merge:
-                checks.merge(part)
-                agent = "" if settings.artifact_name else merge.agent()
-                prepared = None
-            else:
-                prepared = Session(project=project).prepared()
-                agent = prepared.name
-                for value in AgentSecrets(prepared.agent).values():
-                    log.command(WorkflowCommand("add-mask", value))
-            name = ArtifactNaming(settings.artifact_name, agent, settings.comment_key)
-            name.check()
-            checks.token()
-            checks.otlp()
-            if settings.merge and not settings.artifact_name and not agent:
-                name = ArtifactNaming(merge.guessed(settings.comment_key), "")
-            looked = Search(
+            kit = Kit(
                 settings=settings,
                 context=context,
-                event=event,
-                services=services,
+                event=context.event(),
+                project=Project(settings, inputs.sources(flags), inputs.environ),
+                services=Services(context, settings.github_token, client, self._retries),
                 folder=self._folder,
-                scratch=scratch,
-                log=log,
-            ).looked(name.text)
-            if settings.estimate and prepared is not None:
-                return self.estimated(project, looked)
-            where = Where(settings=settings, context=context, event=event, services=services, log=log)
-            shelf = where.shelf(ShardName(name.text, part).text)
-            ending, gated = Ending(context, log), Gated(looked, settings, log)
-            if prepared is not None:
-                rerun = Rerun(project=project, context=context, shard=part.text, scratch=scratch, log=log)
-                prepared, shelf = rerun.resumed(prepared, shelf)
-            if prepared is None:
-                merged = merge.merged(name.text)
-                reviewed = gated.reviewed(merged.folder)
-                return ending.reported(reviewed, shelf, where.box(merged.file.spec.agent, reviewed), project)
-            played = Plays(context, event, looked, log)
-            try:
-                run = played.run(prepared)
-            except (KeyboardInterrupt, asyncio.CancelledError):
-                log.warning(f"interrupted: the partial run folder is {context.relative(prepared.folder)}")
-                ending.told(shelf.store(prepared.folder))
-                return played.exit_code()
-            reviewed = gated.reviewed(run.journal.folder)
-            if not part.whole:
-                return ending.sharded(reviewed, shelf, part)
-            return ending.reported(reviewed, shelf, where.box(prepared.name, reviewed), project)
-        return EXIT_CONFIG
-
-    def estimated(self, project: Project, looked: Looked) -> int:
-        """`estimate`: the run's expected model calls, tokens and cost in the log; nothing played."""
-        from convy.conduct.estimate import Estimating
-
-        for line in Estimating(project, looked.baseline).estimate().lines():
-            self._log.line(Untrusted(text=line).logged())
-        return 0
+                scratch=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="convy-baseline-"))),
+                log=self._log,
+            )
+            return Jobs(kit).chosen().exit_code()

@@ -11,8 +11,12 @@ from typing import Any
 
 import yaml
 
-from convy.project.settings import ACTION, DESCRIPTIONS, ENGINE
+from convy import SETTING_NAMES as ENGINE
 from convy_action.runner.outputs import OUTPUTS
+from convy_action.runner.settings import OWN as ACTION
+from convy_action.runner.settings import ActionSettings
+
+DESCRIPTIONS = ActionSettings.descriptions
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

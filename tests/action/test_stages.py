@@ -10,7 +10,6 @@ import httpx
 import pytest
 
 from convy.errors import ConfigurationError
-from convy.project.settings import Settings
 from convy.project.shard import Slice
 from convy_action.github.services import Services
 from convy_action.publish.dry import KeptFolder
@@ -20,6 +19,7 @@ from convy_action.publish.where import Where
 from convy_action.runner.checks import Checks
 from convy_action.runner.context import Context, EventPullRequest, WorkflowEvent
 from convy_action.runner.log import Log
+from convy_action.runner.settings import ActionSettings as Settings
 
 RUNNER = {"GITHUB_REPOSITORY": "octo-org/hello-world", "GITHUB_RUN_ID": "7", "GITHUB_RETENTION_DAYS": "30"}
 ARTIFACTS = {"ACTIONS_RESULTS_URL": "http://127.0.0.1:9/", "ACTIONS_RUNTIME_TOKEN": "runtime"}
@@ -76,7 +76,7 @@ def test_where_uploads_for_as_many_days_as_the_repository_allows() -> None:
 
 def test_the_ending_tells_what_became_of_the_folder() -> None:
     out = io.StringIO()
-    ending = Ending(Context(RUNNER, Path.cwd()), Log(out))
+    ending = Ending(Context(RUNNER, Path.cwd()), Log(out), Settings(), Path.cwd())
     ending.told(NotUploaded(reason="a dry run uploads nothing"))
     ending.told(NotUploaded(reason="the upload failed: 500", failed=True))
     assert out.getvalue().splitlines() == [

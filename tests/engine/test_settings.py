@@ -9,8 +9,27 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from convy.errors import ConfigurationError
-from convy.project.settings import ACTION, DESCRIPTIONS, ENGINE, SECRETS, Flags, Setting, Settings, Sources
+from convy import SETTING_NAMES as ENGINE
+from convy import ConfigurationError, Setting, Sources
+from convy import Flags as Switches
+from convy_action.runner.settings import NAMES
+from convy_action.runner.settings import OWN as ACTION
+from convy_action.runner.settings import ActionSettings as Settings
+
+DESCRIPTIONS = Settings.descriptions
+SECRETS = Settings.secrets
+"""The engine's settings and the action's, read the one way both read them."""
+
+
+def Flags(names: tuple[str, ...] = NAMES) -> Switches:  # noqa: N802 (the flags of the action's settings)
+    return Switches(names, Settings)
+
+
+class Read(Sources, frozen=True):
+    """Sources read as the action reads them: its settings and the engine's."""
+
+    def settings(self) -> Settings:  # type: ignore[override]
+        return super().settings(Settings)
 
 SECRET = "sk-live-5eCr3t-do-not-print"
 
@@ -22,8 +41,8 @@ def pyproject(folder: Path, table: str) -> None:
 
 def sources(
     folder: Path, flags: dict[str, object] | None = None, environ: dict[str, str] | None = None
-) -> Sources:
-    return Sources(flags or {}, environ or {}, folder)
+) -> Read:
+    return Read(flags or {}, environ or {}, folder)
 
 
 def test_every_setting_has_its_default(tmp_path: Path) -> None:

@@ -1,143 +1,61 @@
-"""Project: a user's folder — scenarios, agents/*.yaml|*.py, models.py, results/ — turned into the
-objects a run needs, every problem found before any request; ProjectAgent, a Python agent."""
+"""A project turned into what a run plays: its agent (a declarative HTTP agent, or its Python
+agent), the agent's build to wait for, and the simulated user's and judge's models, every problem
+found before any request."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from collections.abc import Mapping
-from pathlib import Path
-from types import ModuleType
 
 import httpx
 import msgspec
 import yaml
 
 from convy.errors import ConfigurationError
-from convy.play.agent import Agent
+from convy.play.agent import Agent, PythonAgent
 from convy.play.model import Inline, Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, HeaderName, Shown
 from convy.project.document import Declaration
-from convy.project.scenarios import Scenarios
-from convy.project.settings import Settings, Sources
+from convy.project.project import Project, PythonFile
+from convy.project.settings import Settings
 
 
-class PythonFile(msgspec.Struct, frozen=True):
-    """A Python file of the project (agents/<name>.py, models.py), imported with the project folder
-    on sys.path so the project's modules import each other."""
+class Assembly(msgspec.Struct, frozen=True):
+    """What `project` plays with, made from its files and settings."""
 
-    path: Path
-    root: Path
-
-    def module(self) -> ModuleType:
-        where = str(self.path.relative_to(self.root))
-        if str(self.root) not in sys.path:
-            sys.path.insert(0, str(self.root))
-        spec = importlib.util.spec_from_file_location(f"convy_project_{self.path.stem}", self.path)
-        if spec is None or spec.loader is None:
-            raise ConfigurationError(where, "cannot be imported")
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:  # the user's code: any error is a configuration error
-            raise ConfigurationError(where, f"importing it failed: {type(error).__name__}: {error}") from None
-        return module
-
-
-class ProjectAgent(msgspec.Struct, frozen=True):
-    """A Python agent: agents/<name>.py defines `agent`, an object with `conversation(key)`."""
-
-    file: PythonFile
-
-    def agent(self) -> Agent:
-        made = getattr(self.file.module(), "agent", None)
-        if made is None or not callable(getattr(made, "conversation", None)):
-            where = str(self.file.path.relative_to(self.file.root))
-            raise ConfigurationError(where, "must define `agent`, an object with a conversation(key) method")
-        agent: Agent = made
-        return agent
-
-
-class Project(msgspec.Struct, frozen=True):
-    """The user's project as the settings describe it; `environ` gives ${VAR} in agent files."""
-
-    settings: Settings
-    sources: Sources
-    environ: Mapping[str, str]
+    project: Project
 
     @property
-    def root(self) -> Path:
-        return (self.sources.folder / self.settings.project).resolve()
-
-    @property
-    def results(self) -> Path:
-        return self.root / self.settings.results
-
-    def declarations(self) -> tuple[Declaration, ...]:
-        """The scenarios the run plays, in declaration order."""
-        return self.settings.matching().chosen(self.every())
-
-    def every(self) -> tuple[Declaration, ...]:
-        """Every scenario of the project, played or not."""
-        return Scenarios(self.root, self.settings.scenarios).all()
-
-    def left_out(self, played: tuple[Declaration, ...]) -> tuple[str, ...]:
-        """The names of the project's scenarios that `match` leaves out of the run."""
-        if not self.settings.matching().globs:
-            return ()
-        names = {d.scenario.name for d in played}
-        return tuple(d.scenario.name for d in self.every() if d.scenario.name not in names)
-
-    def agent_files(self) -> dict[str, Path]:
-        folder = self.root / "agents"
-        found = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) + sorted(folder.glob("*.py"))
-        return {path.stem: path for path in sorted(found)}
-
-    def agent_name(self) -> str:
-        """The agent played: `agent`, else `agent` when agent-url defines it, else the only file."""
-        files = self.agent_files()
-        if self.settings.agent_url:
-            name = self.settings.agent or "agent"
-            if name in files:
-                raise ConfigurationError(
-                    "agent-url",
-                    f"defines agent {name!r}, and so does {files[name].relative_to(self.root)}: keep one",
-                )
-            return name
-        if self.settings.agent:
-            if self.settings.agent not in files:
-                known = ", ".join(files) or "none"
-                raise ConfigurationError(
-                    "agent", f"no agents/{self.settings.agent}.yaml or .py (found: {known})"
-                )
-            return self.settings.agent
-        if len(files) == 1:
-            return next(iter(files))
-        if not files:
-            raise ConfigurationError("agent", "no agent: add agents/<name>.yaml (or .py), or set agent-url")
-        raise ConfigurationError("agent", f"several agents ({', '.join(files)}): set `agent` to one")
+    def settings(self) -> Settings:
+        return self.project.settings
 
     def agent(self) -> Agent:
         """The agent, every ${VAR} resolved and every file checked."""
-        name = self.agent_name()
+        project = self.project
         spec = self.declared()
         if spec is None:
-            return ProjectAgent(PythonFile(self.agent_files()[name], self.root)).agent()
+            file = PythonFile(project.agent_files()[project.agent_name()], project.root)
+            made = getattr(file.module(), "agent", None)
+            if made is None or not callable(getattr(made, "conversation", None)):
+                where = str(file.path.relative_to(file.root))
+                raise ConfigurationError(
+                    where, "must define `agent`, an object with a conversation(key) method"
+                )
+            return PythonAgent(made.conversation)
         return JsonAgent(
-            spec, self.settings.turn_timeout, spec.verify(self.root), traced=self.settings.trace_context
+            spec, self.settings.turn_timeout, spec.verify(project.root), traced=self.settings.trace_context
         )
 
     def declared(self) -> AgentSpec | None:
         """The declarative agent (agent-url or agents/<name>.yaml) resolved; None for a Python agent."""
-        name = self.agent_name()
+        project = self.project
+        name = project.agent_name()
         if self.settings.agent_url:
-            return self.inline_spec().resolved(self.environ, "agent-url")
-        path = self.agent_files()[name]
-        where = str(path.relative_to(self.root))
+            return self.inline_spec().resolved(project.environ, "agent-url")
+        path = project.agent_files()[name]
+        where = str(path.relative_to(project.root))
         if path.suffix == ".py":
             return None
         try:
@@ -158,7 +76,7 @@ class Project(msgspec.Struct, frozen=True):
             if not HeaderName(name).valid():
                 found = next((n for n, text in enumerate(lines, start=1) if name in text), 0)
                 raise ConfigurationError(f"{where}:{found}" if found else where, HeaderName(name).problem())
-        return self.overridden(spec).resolved(self.environ, where)
+        return self.overridden(spec).resolved(project.environ, where)
 
     def overridden(self, spec: AgentSpec) -> AgentSpec:
         """An agent file with what the agent-* settings given without agent-url say over it
@@ -203,7 +121,8 @@ class Project(msgspec.Struct, frozen=True):
                 raise ConfigurationError("agent-version-path", str(error)) from None
         spec = self.declared()
         headers = dict(spec.headers) if spec is not None else {}
-        verify = spec.tls.context(self.root) if spec is not None and url.startswith("https://") else True
+        https = spec is not None and url.startswith("https://")
+        verify = spec.tls.context(self.project.root) if spec is not None and https else True
         return AgentVersion(
             url=url,
             path=settings.agent_version_path,
@@ -254,7 +173,7 @@ class Project(msgspec.Struct, frozen=True):
         """ConfigurationError before any request when the models would be asked without a key at the
         default model-url (the demo and models.py set their own). Scenarios that ask no model
         (scripts without a brief, checks without claims) need no key."""
-        if (self.root / "models.py").exists():
+        if (self.project.root / "models.py").exists():
             return
         self.check_judge_key()
         if declarations is not None and not any(
@@ -302,12 +221,12 @@ class Project(msgspec.Struct, frozen=True):
     def declared_models(
         self, client: httpx.AsyncClient, declarations: tuple[Declaration, ...] | None = None
     ) -> Models:
-        file = self.root / "models.py"
+        file = self.project.root / "models.py"
         if file.exists():
-            given = self.sources.models()
+            given = self.project.sources.models()
             if given:
                 raise ConfigurationError("models.py", f"and {', '.join(given)} both define models: keep one")
-            made = getattr(PythonFile(file, self.root).module(), "models", None)
+            made = getattr(PythonFile(file, self.project.root).module(), "models", None)
             if not isinstance(made, Models):
                 raise ConfigurationError(
                     "models.py", "must define `models = convy.Models(user=..., judge=...)`"

@@ -12,12 +12,13 @@ import msgspec
 
 from convy.compare.comparison import NoBaseline
 from convy.compare.money import Money
-from convy.conduct.assembly import Project
+from convy.conduct.assembly import Assembly
 from convy.conduct.pricing import RunPrices
 from convy.data import Data
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import PriceBook, Pricing
+from convy.project.project import Project
 from convy.project.scenario import Scenario
 from convy.project.shard import Slice
 from convy.store.runs import StoredRun
@@ -209,9 +210,10 @@ class Estimating(msgspec.Struct, frozen=True):
     def pricing(self) -> Pricing:
         """Today's prices of the run's models: the models are made (never asked) to learn their
         names; the lookup is local."""
-        models = self.project.models(httpx.AsyncClient(), self.project.declarations())
+        assembly = Assembly(self.project)
+        models = assembly.models(httpx.AsyncClient(), self.project.declarations())
         book = PriceBook(self.project.settings.price_table())
-        return RunPrices(self.project, models, self.project.agent()).pricing(book)
+        return RunPrices(self.project, models, assembly.agent()).pricing(book)
 
 
 class Medians(msgspec.Struct, frozen=True):

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import msgspec
 
-from convy.conduct.assembly import Project
 from convy.play.agent import Agent
 from convy.play.model import Models
 from convy.play.price import PriceBook, Pricing
-from convy.play.wire.agent import JsonAgent
+from convy.project.project import Project
 
 
 class RunPrices(msgspec.Struct, frozen=True):
@@ -26,11 +25,8 @@ class RunPrices(msgspec.Struct, frozen=True):
             user_url = judge_url = ""
         else:
             user_url, judge_url = settings.model_url, settings.judge_url or settings.model_url
-        match self.agent:
-            case JsonAgent(spec=spec):
-                agent = (spec.model, spec.url)
-            case _:
-                agent = (settings.agent_model, "")
+        model, url = self.agent.model()
+        agent = (model, url) if model or url else (settings.agent_model, "")
         return book.pricing(
             (self.models.user.name, user_url), (self.models.judge.name, judge_url), agent
         )

@@ -38,10 +38,11 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
 
         return msgspec.structs.replace(links, trace=TraceLink(self.trace))
 
-    def comment(self, links: Links) -> str:
+    def comment(self, links: Links, limit: int = 65_536) -> str:
+        """The comment, with `links`, under `limit` characters."""
         from convy.draw.markdown import CommentMarkdown
 
-        return CommentMarkdown(self.comparison, self.decision, self.linked(links)).text()
+        return CommentMarkdown(self.comparison, self.decision, self.linked(links), limit=limit).text()
 
     def console(self) -> str:
         from convy.draw.console import ConsoleText
@@ -49,20 +50,25 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
         return ConsoleText(self.comparison, self.decision).text()
 
     def written(self, links: Links | None = None) -> tuple[Path, ...]:
-        """Write comment.md (with `links`, none by default), report.html and (with a baseline)
-        comparison.html into the run folder."""
-        from convy.draw.links import Links, TraceLink
+        """Write comment.md (with `links`, none by default) and the pages into the run folder."""
+        from convy.draw.links import Links
+
+        comment = self.run.folder / "comment.md"
+        AtomicFile(comment).write_text(self.comment(links or Links()))
+        return (comment, *self.pages())
+
+    def pages(self) -> tuple[Path, ...]:
+        """Write report.html and (with a baseline) comparison.html into the run folder."""
+        from convy.draw.links import TraceLink
         from convy.draw.report import ComparisonPage, Report
 
         folder = self.run.folder
         trace = TraceLink(self.trace)
-        comment = folder / "comment.md"
-        AtomicFile(comment).write_text(self.comment(links or Links()))
         report = folder / "report.html"
         AtomicFile(report).write_text(
             Report(self.comparison.now, self.run.outcomes(), self.decision, trace).html()
         )
-        files = [comment, report]
+        files = [report]
         match self.comparison.baseline:
             case NoBaseline():
                 pass

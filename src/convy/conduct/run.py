@@ -4,7 +4,6 @@ assembled with their limits, and the attempts still missing from the folder."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import secrets
 from collections.abc import Callable
@@ -29,7 +28,6 @@ from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Pace
-from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
@@ -274,7 +272,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             pairs=once.pairs(),
             verdicts=once.verdicts(self.journal.outcomes()),
         )
-        async with self.kept(agent):
+        async with agent.kept():
             with self.journal.play(self.spec, version) as appended:
                 staged = self.staged(baseline)
                 attempts = self.missing(1 if staged else 0)
@@ -299,13 +297,6 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                         appended.stopped = halt.cause if halt is not None else ""
                         break
                 return outcomes
-
-    def kept(self, agent: Agent) -> contextlib.AbstractAsyncContextManager[None]:
-        """The run's scope for the agent's kept connections: a declarative HTTP agent hands them
-        from conversation to conversation (JsonAgent.kept); any other agent keeps its own."""
-        if isinstance(agent, JsonAgent):
-            return agent.kept()
-        return contextlib.nullcontext()
 
 
 class Both:

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
-from convy.conduct.assembly import Project
+from convy.conduct.assembly import Assembly
 from convy.conduct.pricing import RunPrices
 from convy.conduct.run import Clients, Run, RunId
 from convy.errors import ConfigurationError
@@ -19,8 +19,8 @@ from convy.play.budget import Budget
 from convy.play.busy import Clock, WallClock
 from convy.play.price import PriceBook
 from convy.play.version import AgentVersion
-from convy.play.wire.agent import JsonAgent
 from convy.project.document import Declaration
+from convy.project.project import Project
 from convy.project.shard import Slice
 from convy.project.traceurl import TraceUrl
 from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
@@ -67,10 +67,10 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
         )
-        named = await self.agent.ready() if isinstance(self.agent, JsonAgent) else ""
+        named = await self.agent.ready()
         build = await self.version.build(self.clock) if self.version is not None else named
         async with clients.client() as client:
-            models = self.project.models(client, self.declarations)
+            models = Assembly(self.project).models(client, self.declarations)
             run = Run.planned(
                 self.folder,
                 self.name,
@@ -118,11 +118,12 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
         part = Slice.read(self.project.settings.shard)
         TraceUrl(self.project.settings.trace_url).checked()
         declarations = self.project.declarations()
-        self.project.check_models(declarations)
+        assembly = Assembly(self.project)
+        assembly.check_models(declarations)
         left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
-        agent = self.project.agent()
-        version = self.project.version()
+        agent = assembly.agent()
+        version = assembly.version()
         folder = self.resume or self.project.results / name / RunId.new().text
         return Prepared(
             project=self.project,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from types import TracebackType
 from typing import Literal, Protocol, Self
 
@@ -110,21 +111,91 @@ class Conversation(Protocol):
 
 
 class Agent(Protocol):
-    """Anything a conversation can be had with."""
+    """Anything a conversation can be had with, and what a run asks of it besides: what it does
+    once before the first conversation, what it keeps while a run plays, the secrets it holds and
+    the model it answers with. Plain gives an agent with none of these their empty forms; a
+    project's Python agent gets them from PythonAgent."""
 
     def conversation(self, key: str) -> Conversation:
         """A new conversation, not yet open; `key` is stable for one attempt."""
         ...
 
+    async def ready(self) -> str:
+        """What is done once before the first conversation (a token fetched, a card read): the
+        build the agent names itself, or ""; ConfigurationError when it cannot be done."""
+        ...
 
-class TimeLimited:
+    def kept(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """The run's scope: while it is open, what the agent keeps between conversations (its
+        connections) is kept."""
+        ...
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values the agent holds that must never be shown (header values, a client secret)."""
+        ...
+
+    def model(self) -> tuple[str, str]:
+        """The model the agent answers with and the URL it is reached at, as prices are looked up
+        by them; "" for what is not known."""
+        ...
+
+
+class Plain:
+    """What an agent with nothing more to it than its conversations has of the rest of an Agent:
+    nothing to do first, nothing kept, no secrets, no model known."""
+
+    async def ready(self) -> str:
+        return ""
+
+    def kept(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return contextlib.nullcontext()
+
+    def secrets(self) -> tuple[str, ...]:
+        return ()
+
+    def model(self) -> tuple[str, str]:
+        return ("", "")
+
+
+class PythonAgent(Plain):
+    """A project's Python agent (agents/<name>.py's `agent`): its conversations, and nothing else a
+    run asks of an agent."""
+
+    def __init__(self, conversations: Callable[[str], Conversation]) -> None:
+        self._conversations = conversations
+
+    def conversation(self, key: str) -> Conversation:
+        return self._conversations(key)
+
+
+class Forwarded:
+    """A wrapper's side of an Agent that is its agent's: what it does first, keeps, holds and
+    answers with."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._agent = agent
+
+    async def ready(self) -> str:
+        return await self._agent.ready()
+
+    def kept(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._agent.kept()
+
+    def secrets(self) -> tuple[str, ...]:
+        return self._agent.secrets()
+
+    def model(self) -> tuple[str, str]:
+        return self._agent.model()
+
+
+class TimeLimited(Forwarded):
     """The same agent with a time limit, in seconds, on opening a conversation, on each turn, and on
     closing: one that runs out is AgentFailure("timeout")."""
 
     def __init__(self, agent: Agent, seconds: float) -> None:
         if seconds <= 0:
             raise ValueError("a time limit must be longer than 0 seconds")
-        self._agent = agent
+        super().__init__(agent)
         self._seconds = seconds
 
     def conversation(self, key: str) -> Conversation:
@@ -166,7 +237,7 @@ class TimeLimitedConversation:
             raise AgentFailure("timeout", f"no answer within {self._seconds:g} s") from None
 
 
-class QueuedAgent:
+class QueuedAgent(Forwarded):
     """The same agent within its Places: each conversation holds one place from opening to closing
     (so at most `at_once` are open, fewer while the agent is busy), and its opening and each turn
     are sent through the places' rate, again while the agent is Busy (429/503, refused unprocessed)
@@ -174,7 +245,7 @@ class QueuedAgent:
     convy.play.busy.GaveUp: the attempt has NoVerdict (`agent_busy`)."""
 
     def __init__(self, agent: Agent, places: Places) -> None:
-        self._agent = agent
+        super().__init__(agent)
         self._places = places
 
     def conversation(self, key: str) -> Conversation:

@@ -12,7 +12,7 @@ from typing import Protocol, Self
 
 import msgspec
 
-from convy.play.agent import Agent, Answer, Conversation
+from convy.play.agent import Agent, Answer, Conversation, Forwarded
 from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
 from convy.play.model import Model
@@ -140,12 +140,12 @@ class Halted(BaseException):
     and leaves no line. A BaseException, so no attempt's own error handling records it."""
 
 
-class Halting:
+class Halting(Forwarded):
     """The same agent, whose conversations do not open once `stop` has a cause: an attempt that was
     waiting for a place (QueuedAgent) when the run stopped never talks to the agent or the models."""
 
     def __init__(self, agent: Agent, stop: Halt) -> None:
-        self._agent = agent
+        super().__init__(agent)
         self._stop = stop
 
     def conversation(self, key: str) -> Conversation:

@@ -1,6 +1,6 @@
-"""The settings by name: DESCRIPTIONS, the one table of what each setting means (the flags' help,
-action.yml's inputs), in the order of Settings; which belong to the engine (ENGINE) and which to
-the action (ACTION); the SECRETS, and the MODELS settings."""
+"""The engine's settings by name: what each one means (the flags' help, and action.yml's inputs
+through the action), their order, which are secret, and which define the models. A program built
+on the engine (the action) extends them with its own."""
 
 from __future__ import annotations
 
@@ -87,37 +87,8 @@ DESCRIPTIONS: dict[str, str] = {
         "play one slice of the scenarios, `k/n` (1-based): scenario i (0-based, in declaration order) "
         "belongs to shard (i mod n) + 1"
     ),
-    "baseline": "`auto`, `none`, a workflow run id, or (dry runs) a local run folder",
-    "baseline-branch": "where `auto` looks (default: the PR's base branch, else the default branch)",
-    "artifact-name": "the run folder's artifact (default: convy-<agent>)",
-    "retention-days": "days the artifact is kept; 0 is the repository's setting",
-    "comment": "post or update the PR comment",
-    "comment-key": (
-        "a key that keeps this job's comment and artifact apart from other jobs' (matrix legs): "
-        "the marker becomes <!-- convy-action:<agent>:<key> -->, the artifact convy-<agent>-<key>"
-    ),
-    "comment-when": (
-        "when to post a new comment: `always`, `changed` (the verdict is not pass or a scenario is "
-        "not unchanged) or `failed` (fail or inconclusive); an existing comment is always updated"
-    ),
-    "merge": (
-        "merge the shards' artifacts of this workflow run into one run, upload it, compare, comment "
-        "and gate (the job after the shard jobs)"
-    ),
-    "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
-    "dry-run": "play, compare and render, but upload and post nothing",
-    "estimate": (
-        "with dry-run: print the run's expected model calls, tokens and cost from the baseline, "
-        "play nothing"
-    ),
-    "demo": "play the bundled example project against a built-in demo agent, without keys or network",
-    "otlp-endpoint": (
-        "send the run to this OpenTelemetry receiver over OTLP/HTTP after the gate, one trace per attempt "
-        "(e.g. http://phoenix:6006); a failure is a warning"
-    ),
-    "otlp-headers": "the headers otlp-endpoint needs, one `Name: value` per line (secret)",
 }
-# The settings of the engine (convy run); the others belong to the action.
+# The engine's settings, in the order of Settings.
 ENGINE: tuple[str, ...] = (
     "project",
     "scenarios",
@@ -167,25 +138,7 @@ ENGINE: tuple[str, ...] = (
     "trace-url",
     "shard",
 )
-ACTION: tuple[str, ...] = (
-    "baseline",
-    "baseline-branch",
-    "artifact-name",
-    "retention-days",
-    "comment",
-    "comment-key",
-    "comment-when",
-    "merge",
-    "github-token",
-    "dry-run",
-    "estimate",
-    "demo",
-    "otlp-endpoint",
-    "otlp-headers",
-)
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).
-SECRETS: frozenset[str] = frozenset(
-    {"model-key", "judge-key", "github-token", "agent-headers", "otlp-headers"}
-)
+SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "agent-headers"})
 # The settings that define the models: with a models.py as well, the project is exit 2.
 MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model", "judge-url", "judge-key")

@@ -1,6 +1,6 @@
-"""Settings and where they come from: Setting (one setting and its names), Settings (every value),
-Sources (command-line flags > INPUT_* > CONVY_* > [tool.convy] > defaults), Flags (the argparse side);
-names.py holds DESCRIPTIONS, the one table of what each setting means, and which setting is whose.
+"""Settings and where they come from (command-line flags > INPUT_* > CONVY_* > [tool.convy] >
+defaults), read into one Settings value that every part of a run is given. A program built on the
+engine (the action) extends Settings with its own settings and reads them the same way.
 
 Every setting has one name everywhere: `model-url` is the flag `--model-url`, the input
 `INPUT_MODEL-URL` (the runner keeps hyphens; `INPUT_MODEL_URL` is read too), the variable
@@ -12,21 +12,28 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, TypeVar, overload
 
 import msgspec
 from msgspec import Meta
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
-from convy.project.names import ACTION, DESCRIPTIONS, ENGINE, MODELS, SECRETS
+from convy.project.names import DESCRIPTIONS, ENGINE, MODELS, SECRETS
 from convy.project.prices import PriceTable
 from convy.project.scenarios import Matching
 
 
 class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     """Every setting's value, the defaults of DESIGN §6 and §12 where none was given. Fields are
-    snake_case; their external names are hyphenated (`max_drop` is `max-drop`)."""
+    snake_case; their external names are hyphenated (`max_drop` is `max-drop`). A program's own
+    settings extend it: a subclass with more fields, its `descriptions` (every setting's, in the
+    order of the fields) and `secrets`."""
+
+    descriptions: ClassVar[Mapping[str, str]] = DESCRIPTIONS
+    """What each setting means, by its hyphenated name, in the order of the fields."""
+    secrets: ClassVar[frozenset[str]] = SECRETS
+    """The settings masked in logs, never written, refused in [tool.convy]."""
 
     project: str = "."
     scenarios: str = "scenarios"
@@ -76,27 +83,13 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     trace_context: bool = True
     trace_url: str = ""
     shard: str = ""
-    baseline: str = "auto"
-    baseline_branch: str = ""
-    artifact_name: str = ""
-    retention_days: Annotated[int, Meta(ge=0)] = 0
-    comment: bool = True
-    comment_key: str = ""
-    comment_when: Literal["always", "changed", "failed"] = "always"
-    merge: bool = False
-    github_token: str = ""
-    dry_run: bool = False
-    estimate: bool = False
-    demo: bool = False
-    otlp_endpoint: str = ""
-    otlp_headers: str = ""
 
     def __repr__(self) -> str:
         shown = ", ".join(
-            f"{field.name}={'***' if field.encode_name in SECRETS else repr(getattr(self, field.name))}"
+            f"{field.name}={'***' if field.encode_name in self.secrets else repr(getattr(self, field.name))}"
             for field in msgspec.structs.fields(self)
         )
-        return f"Settings({shown})"
+        return f"{type(self).__name__}({shown})"
 
     def price_table(self) -> PriceTable:
         """The `prices` setting read (checked already where it was given)."""
@@ -107,23 +100,28 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
         return Matching(tuple(self.match.split(",")))
 
 
-SETTINGS_TYPE = msgspec.inspect.type_info(Settings)
-"""Settings' fields as msgspec sees them (types, constraints), read once."""
+S = TypeVar("S", bound=Settings)
+KINDS: dict[type[Settings], msgspec.inspect.Type] = {}
+"""Each kind of Settings' fields as msgspec sees them (types, constraints), read once."""
 
 
 class Setting(msgspec.Struct, frozen=True):
-    """One setting, by its hyphenated name, with its names in each source."""
+    """One setting of `kind` (Settings, or a program's extension of it), by its hyphenated name,
+    with its names in each source."""
 
     name: str
+    kind: type[Settings] = Settings
 
     def __post_init__(self) -> None:
-        if self.name not in DESCRIPTIONS:
+        if self.name not in self.kind.descriptions:
             raise ValueError(f"`{self.name}` is not a setting")
 
     @property
     def field(self) -> msgspec.inspect.Field:
-        """Its field in Settings: type, constraints, default."""
-        match SETTINGS_TYPE:
+        """Its field in its kind of Settings: type, constraints, default."""
+        if self.kind not in KINDS:
+            KINDS[self.kind] = msgspec.inspect.type_info(self.kind)
+        match KINDS[self.kind]:
             case msgspec.inspect.StructType(fields=fields):
                 return next(field for field in fields if field.encode_name == self.name)
             case _:
@@ -153,11 +151,11 @@ class Setting(msgspec.Struct, frozen=True):
 
     @property
     def description(self) -> str:
-        return DESCRIPTIONS[self.name]
+        return self.kind.descriptions[self.name]
 
     @property
     def secret(self) -> bool:
-        return self.name in SECRETS
+        return self.name in self.kind.secrets
 
     @property
     def switch(self) -> bool:
@@ -187,7 +185,7 @@ class Setting(msgspec.Struct, frozen=True):
     def check(self, value: object, where: str) -> None:
         """ConfigurationError at `where` when the value does not fit the setting (the value not shown)."""
         try:
-            msgspec.convert({self.name: value}, Settings, strict=False)
+            msgspec.convert({self.name: value}, self.kind, strict=False)
         except msgspec.ValidationError:
             raise ConfigurationError(where, f"must be {self.expects()}") from None
         if self.name == "prices":
@@ -246,37 +244,44 @@ class Sources(msgspec.Struct, frozen=True):
     (the current one). An empty `INPUT_*` or `CONVY_*` counts as not given (the runner passes `""` for an
     input not set); their values are read without surrounding whitespace, as the runner's toolkit does.
     Unknown `INPUT_*`/`CONVY_*` variables are ignored (a project may use `CONVY_` for its own variables);
-    an unknown key in `[tool.convy]` is an error."""
+    an unknown key in `[tool.convy]` is an error, unless an installed program built on the engine
+    declares it (Extensions)."""
 
     flags: Mapping[str, object]
     environ: Mapping[str, str]
     folder: Path
 
-    def settings(self) -> Settings:
-        """Every setting's value; ConfigurationError naming the setting and its source for a bad one."""
-        given = self.given()
+    @overload
+    def settings(self) -> Settings: ...
+    @overload
+    def settings(self, kind: type[S]) -> S: ...
+    def settings(self, kind: type[Settings] = Settings) -> Settings:
+        """Every setting's value, of `kind` (Settings, or a program's extension of it);
+        ConfigurationError naming the setting and its source for a bad one."""
+        given = self.given(kind)
         for value in given.values():
             value.setting.check(value.value, value.where)
-        return msgspec.convert({name: value.value for name, value in given.items()}, Settings, strict=False)
+        return msgspec.convert({name: value.value for name, value in given.items()}, kind, strict=False)
 
     def models(self) -> tuple[str, ...]:
         """Where each setting that defines the models (model-url, model-key, user-model, judge-model)
         was given, from whichever source: `model-url (CONVY_MODEL_URL)`. Empty when none was given;
         a project with models.py and any of these is exit 2, naming both."""
-        given = self.given()
+        given = self.given(Settings)
         return tuple(given[name].where for name in MODELS if name in given)
 
-    def given(self) -> dict[str, Given]:
-        """The value of each setting given by some source, from the highest source that gives it."""
-        upper = self.commanded()
+    def given(self, kind: type[Settings] = Settings) -> dict[str, Given]:
+        """The value of each setting of `kind` given by some source, from the highest source that
+        gives it."""
+        upper = self.commanded(kind)
         project = upper["project"].value if "project" in upper else "."
-        return {**self.pyproject(Path(str(project))), **upper}
+        return {**self.pyproject(Path(str(project)), kind), **upper}
 
-    def commanded(self) -> dict[str, Given]:
+    def commanded(self, kind: type[Settings] = Settings) -> dict[str, Given]:
         """The settings given by flags and the environment (all but [tool.convy]), highest winning."""
         given: dict[str, Given] = {}
-        for name in DESCRIPTIONS:
-            setting = Setting(name)
+        for name in kind.descriptions:
+            setting = Setting(name, kind)
             variable = self.environ.get(setting.variable, "").strip()
             if variable:
                 given[name] = Given(setting, variable, f"{name} ({setting.variable})")
@@ -285,13 +290,14 @@ class Sources(msgspec.Struct, frozen=True):
                 if entered:
                     given[name] = Given(setting, entered, f"{name} ({key})")
         for name, value in self.flags.items():
-            if name not in DESCRIPTIONS:
+            if name not in kind.descriptions:
                 raise ConfigurationError(f"--{name}", "is not a setting")
-            given[name] = Given(Setting(name), value, f"{name} (--{name})")
+            given[name] = Given(Setting(name, kind), value, f"{name} (--{name})")
         return given
 
-    def pyproject(self, project: Path) -> dict[str, Given]:
-        """The settings of `[tool.convy]` in the project's pyproject.toml (none without the file)."""
+    def pyproject(self, project: Path, kind: type[Settings] = Settings) -> dict[str, Given]:
+        """The settings of `kind` in `[tool.convy]` of the project's pyproject.toml (none without the
+        file); a key only another program built on the engine declares is left to it."""
         path = self.folder / project / "pyproject.toml"
         file = (project / "pyproject.toml").as_posix()
         try:
@@ -307,36 +313,63 @@ class Sources(msgspec.Struct, frozen=True):
         except msgspec.DecodeError as error:
             raise ConfigurationError(file, f"is not valid TOML: {error}") from None
         given: dict[str, Given] = {}
+        others = Extensions()
         for name, value in table.items():
             where = f"{file} [tool.convy] {name}"
-            if name not in DESCRIPTIONS:
+            known = name in kind.descriptions
+            if not known and name not in others.names():
                 raise ConfigurationError(
                     where, "is not a setting (keys are the hyphenated names: max-drop, model-url, ...)"
                 )
-            if name in SECRETS:
+            if name in kind.secrets or name in others.secrets():
                 raise ConfigurationError(
                     where,
                     "is a secret and does not belong in a file of the repository:"
-                    f" set {Setting(name).variable} or the action's input instead",
+                    f" set {Setting(name, kind).variable if known else name} or the action's input instead",
                 )
             if name == "project":
                 raise ConfigurationError(where, "cannot be set here: it says where this file is")
+            if not known:
+                continue
             if isinstance(value, dict):  # a table (`prices`) is the setting's JSON text
                 value = msgspec.json.encode(value).decode()
-            given[name] = Given(Setting(name), value, where)
+            given[name] = Given(Setting(name, kind), value, where)
         return given
 
 
-class Flags(msgspec.Struct, frozen=True):
-    """The command-line flags of some settings (default: all), one `--<name>` each; a true/false
-    setting's flag alone means true (`--dry-run`), or takes a value (`--comment=false`)."""
+class Extensions(msgspec.Struct, frozen=True):
+    """The settings of the programs built on the engine that are installed (the action): each
+    declares its Settings subclass under the entry-point group `convy.settings`, so a `[tool.convy]`
+    key of theirs is not an unknown key to `convy run`. Looked up only when a key is not the
+    engine's own."""
 
-    names: tuple[str, ...] = ENGINE + ACTION
+    group: str = "convy.settings"
+
+    def kinds(self) -> tuple[type[Settings], ...]:
+        from importlib.metadata import entry_points
+
+        loaded = (point.load() for point in entry_points(group=self.group))
+        return tuple(kind for kind in loaded if isinstance(kind, type) and issubclass(kind, Settings))
+
+    def names(self) -> frozenset[str]:
+        return frozenset(name for kind in self.kinds() for name in kind.descriptions)
+
+    def secrets(self) -> frozenset[str]:
+        return frozenset(name for kind in self.kinds() for name in kind.secrets)
+
+
+class Flags(msgspec.Struct, frozen=True):
+    """The command-line flags of some settings of `kind` (default: the engine's), one `--<name>`
+    each; a true/false setting's flag alone means true (`--fail-fast`), or takes a value
+    (`--fail-fast=false`)."""
+
+    names: tuple[str, ...] = ENGINE
+    kind: type[Settings] = Settings
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         """Adds the flags to `parser`; a flag not given leaves no attribute on the parsed namespace."""
         for name in self.names:
-            setting = Setting(name)
+            setting = Setting(name, self.kind)
             match setting.field.default:
                 case bool(default):
                     shown = f" (default: {str(default).lower()})"
@@ -369,7 +402,7 @@ class Flags(msgspec.Struct, frozen=True):
     def given(self, namespace: argparse.Namespace) -> dict[str, object]:
         """The flags given on the command line, by hyphenated name: the `flags` of Sources."""
         return {
-            name: getattr(namespace, Setting(name).attribute)
+            name: getattr(namespace, Setting(name, self.kind).attribute)
             for name in self.names
-            if hasattr(namespace, Setting(name).attribute)
+            if hasattr(namespace, Setting(name, self.kind).attribute)
         }

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.compare.comparison import NoBaseline
-from convy.store.journal import NewerFormat
-from convy.store.runs import Runs, StoredRun
+from convy import NewerFormat, NoBaseline, Runs, StoredRun
 from convy_action.github.rest import Artifact, GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive
 

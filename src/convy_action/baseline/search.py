@@ -8,13 +8,13 @@ from pathlib import Path
 
 import msgspec
 
-from convy.compare.comparison import NoBaseline
-from convy.project.settings import Settings
+from convy import NoBaseline
 from convy_action.baseline.readable import Looked
 from convy_action.baseline.wanted import Wanted
 from convy_action.github.services import Services
 from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
+from convy_action.runner.settings import ActionSettings
 
 
 class Search(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,7 +22,7 @@ class Search(msgspec.Struct, frozen=True, kw_only=True):
     `folder` (a dry run's baseline folder is relative to it), a `scratch` folder for downloads, and
     the job's `log`."""
 
-    settings: Settings
+    settings: ActionSettings
     context: Context
     event: WorkflowEvent
     services: Services

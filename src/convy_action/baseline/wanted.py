@@ -12,9 +12,7 @@ from typing import Protocol
 
 import msgspec
 
-from convy.compare.comparison import NoBaseline
-from convy.errors import ConfigurationError
-from convy.store.runs import StoredRun
+from convy import ConfigurationError, NoBaseline, StoredRun
 from convy_action.baseline.readable import Damaged, Downloaded, Looked, Named, Readable, Unusable
 from convy_action.github.rest import GitHub, GitHubError, WorkflowRun
 

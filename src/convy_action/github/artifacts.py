@@ -18,8 +18,7 @@ from typing import IO, Any, TypeVar
 import httpx
 import msgspec
 
-from convy.data import Data, Tagged
-from convy.errors import ConfigurationError
+from convy import ConfigurationError, Data, Tagged
 from convy_action.github.rest import AGENT
 from convy_action.github.retries import PATIENT, Retries, Transient
 from convy_action.github.zipped import MIB, Archive

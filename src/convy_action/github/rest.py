@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from convy.data import Data
+from convy import Data
 from convy_action.github.retries import PATIENT, Retries, Transient
 from convy_action.github.zipped import MIB, UnsafeArchive
 

@@ -12,7 +12,7 @@ import httpx
 import msgspec
 import tenacity
 
-from convy.data import Data
+from convy import Data
 
 T = TypeVar("T")
 

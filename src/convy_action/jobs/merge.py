@@ -8,11 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.conduct.assembly import Project
-from convy.conduct.run import RunId
-from convy.draw.markdown import Marker
-from convy.errors import ConfigurationError
-from convy.store.runs import StoredRun
+from convy import ConfigurationError, Marker, Project, RunId, StoredRun
 from convy_action.github.services import Services
 from convy_action.jobs.shards import RestShelves, RunnerShelves, ShardArtifacts, Shelves
 from convy_action.runner.context import Context

@@ -11,18 +11,22 @@ from pathlib import Path
 
 import msgspec
 
-from convy.compare.comparison import NoBaseline, RunsDiffer
-from convy.conduct.review import Review, Reviewed
-from convy.conduct.run import Run
-from convy.conduct.session import Prepared
-from convy.conduct.stop import Stop
-from convy.draw.progress import Printed
-from convy.draw.untrusted import Untrusted
-from convy.errors import ConfigurationError
-from convy.project.settings import Settings
-from convy.store.journal import RunInUse
-from convy.store.runs import Runs
-from convy.words import Plural
+from convy import (
+    ConfigurationError,
+    NoBaseline,
+    Plural,
+    Prepared,
+    Printed,
+    Review,
+    Reviewed,
+    Run,
+    RunInUse,
+    Runs,
+    RunsDiffer,
+    Settings,
+    Stop,
+    Untrusted,
+)
 from convy_action.baseline.readable import Looked
 from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log

@@ -11,10 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.conduct.assembly import Project
-from convy.conduct.run import RunId
-from convy.conduct.session import Prepared, Session
-from convy.store.journal import NewerFormat, RunJournal
+from convy import NewerFormat, Prepared, Project, RunId, RunJournal, Session
 from convy_action.github.artifacts import ArtifactError, ResultsService
 from convy_action.github.zipped import Archive, UnsafeArchive
 from convy_action.publish.shelf import ArtifactShelf, Shelf

@@ -12,11 +12,8 @@ from typing import Protocol
 
 import msgspec
 
-from convy.errors import ConfigurationError
-from convy.project.shard import Slice
-from convy.store.journal import NewerFormat
-from convy.store.merged import WHERE, Shards
-from convy.store.runs import Runs, StoredRun
+from convy import MERGED as WHERE
+from convy import ConfigurationError, NewerFormat, Runs, Shards, Slice, StoredRun
 from convy_action.github.artifacts import ArtifactError, ListedArtifact, ResultsService
 from convy_action.github.rest import GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive

@@ -11,10 +11,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from convy.compare.comparison import Comparison
-from convy.compare.gate import GateDecision
-from convy.data import Tagged
-from convy.draw.markdown import Marker
+from convy import Comparison, GateDecision, Marker, Tagged
 from convy_action.github.rest import GitHub, GitHubError, IssueComment
 
 BOT = "github-actions[bot]"

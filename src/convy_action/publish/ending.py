@@ -1,7 +1,7 @@
-"""Ending: how a job ends once its run is reviewed — the run folder's files written, the folder put
-on its shelf, the comment put in its box, the job summary, the annotations and the step's outputs
-written, and the exit code the gate chose; a shard's job ends with its own comparison in the log
-and the summary, no comment and no annotation (the merge job posts and gates)."""
+"""How a job ends once its run is reviewed: the run folder shelved, the comment built once and put in
+its box, the job summary, the annotations and the step's outputs written, and the exit code the
+gate chose; a shard's job ends with its own comparison in the log and the summary, no comment and
+no annotation (the merge job posts and gates)."""
 
 from __future__ import annotations
 
@@ -9,35 +9,35 @@ from pathlib import Path
 
 import msgspec
 
-from convy.conduct.assembly import Project
-from convy.conduct.review import Reviewed
-from convy.project.shard import Slice
-from convy.store.atomic import AtomicFile
+from convy import AtomicFile, Links, Reviewed, Slice
 from convy_action.github.artifacts import Uploaded, UploadedEarlier
 from convy_action.publish.comment import LIMIT, Box, Marked, Posted, Skipped, Unposted
 from convy_action.publish.shelf import NotUploaded, Shelf, Shelved
 from convy_action.runner.context import Context
 from convy_action.runner.log import Log
 from convy_action.runner.outputs import Annotations, Results, StepOutputs
+from convy_action.runner.settings import ActionSettings
 from convy_action.runner.summary import JobSummary
 
 
 class Ending(msgspec.Struct, frozen=True):
-    """The end of a job in the runner's `context`, told in the job's `log`."""
+    """The end of a job in the runner's `context`, told in the job's `log`, as its `settings` say,
+    its annotations relative to the project's `root`."""
 
     context: Context
     log: Log
+    settings: ActionSettings
+    root: Path
 
     def sharded(self, reviewed: Reviewed, shelf: Shelf, part: Slice) -> int:
         """A shard's end: its folder uploaded, its outputs and its job summary (its own comparison,
         the other shards' scenarios not played) written, no comment and no annotation (the merge job
         posts and gates); exit 0."""
-        from convy.draw.links import Links
-
         context = self.context
         folder = reviewed.run.folder
-        reviewed.written(Links(run=context.run_url()))
-        body = (folder / "comment.md").read_text(encoding="utf-8")
+        body = reviewed.comment(Links(run=context.run_url()))
+        AtomicFile(folder / "comment.md").write_text(body)
+        reviewed.pages()
         self.log.shown(f"convy: shard {part.text}'s own comparison", body)
         shelved = shelf.store(folder)
         self.told(shelved)
@@ -50,51 +50,56 @@ class Ending(msgspec.Struct, frozen=True):
         self.log.line(f"convy: {told}")
         if context.step_summary:
             JobSummary(Path(context.step_summary)).append(f"**convy** {told}.\n\n{body}")
-        if context.output:
-            StepOutputs(Path(context.output)).write(
-                Results(
-                    comparison=reviewed.comparison,
-                    verdict=reviewed.decision.verdict,
-                    run_dir=context.relative(folder),
-                    report=context.relative(folder / "report.html"),
-                    artifact_id=artifact,
-                ).values()
-            )
+        self.outputs(reviewed, "", artifact)
         return 0
 
-    def reported(self, reviewed: Reviewed, shelf: Shelf, box: Box, project: Project) -> int:
-        """A whole run's end: written, shelved, commented, summed up, annotated; the gate's exit code."""
-        from convy.draw.links import Links
-        from convy.draw.markdown import CommentMarkdown
-
+    def reported(self, reviewed: Reviewed, shelf: Shelf, box: Box) -> int:
+        """A whole run's end: its pages written, shelved, commented (the comment built once, with the
+        links to what was shelved, and written once), summed up, annotated; the gate's exit code."""
         context = self.context
         folder = reviewed.run.folder
-        run_url = context.run_url()
-        links = Links(report="", run=run_url)
-        reviewed.written(links)
-        comment = folder / "comment.md"
+        reviewed.pages()
         shelved = shelf.store(folder)
         self.told(shelved)
+        body = Marked(reviewed.comparison.now.agent, self.settings.comment_key).marked(
+            reviewed.comment(self.links(shelved, shelf, folder), limit=LIMIT)
+        )
+        comment = folder / "comment.md"
+        AtomicFile(comment).write_text(body)
+        self.log.shown("convy: the comparison", body)
+        url = self.posted(box.put(body), body, comment)
+        for annotation in Annotations(
+            reviewed.comparison, reviewed.decision, self.root, context.workspace
+        ).commands():
+            self.log.command(annotation)
+        decision = reviewed.decision
+        cause = f"; commonest: {decision.cause}" if decision.cause else ""
+        with self.log.untrusted():
+            self.log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}{cause}")
+        self.outputs(reviewed, url, shelved.id if isinstance(shelved, Uploaded) else 0)
+        self.sent(reviewed)
+        return decision.exit_code
+
+    def links(self, shelved: Shelved, shelf: Shelf, folder: Path) -> Links:
+        """What the comment links to: the run's log, and, once the folder was uploaded, its artifact
+        and the pages' own artifacts."""
+        context = self.context
         match shelved:
             case Uploaded(id=artifact):
                 pages = shelf.pages(folder)
                 if pages.refused:
                     self.log.warning(f"{pages.refused}; the comment links to the run's artifact instead")
-                links = Links(
+                return Links(
                     report=context.artifact_url(artifact),
-                    run=run_url,
+                    run=context.run_url(),
                     report_page=context.artifact_url(pages.report),
                     comparison_page=context.artifact_url(pages.comparison),
                 )
             case _:
-                artifact = 0
-        body = CommentMarkdown(
-            reviewed.comparison, reviewed.decision, reviewed.linked(links), limit=LIMIT
-        ).text()
-        body = Marked(reviewed.comparison.now.agent, project.settings.comment_key).marked(body)
-        AtomicFile(comment).write_text(body)
-        self.log.shown("convy: the comparison", body)
-        posted = box.put(body)
+                return Links(report="", run=context.run_url())
+
+    def posted(self, posted: Posted | Unposted | Skipped, body: str, comment: Path) -> str:
+        """What became of the comment, in the log and the job summary; its URL when posted."""
         summary, url = body, ""
         match posted:
             case Posted(url=url, how=how):
@@ -107,41 +112,36 @@ class Ending(msgspec.Struct, frozen=True):
                 summary = f"> **The pull request comment could not be posted** ({reason}).\n\n{body}"
             case Skipped(why=why):
                 self.log.line(f"convy: no pull request comment: {why}")
-                self.log.line(f"convy: the comment is in {context.relative(comment)}")
-        if context.step_summary and not JobSummary(Path(context.step_summary)).append(summary):
+                self.log.line(f"convy: the comment is in {self.context.relative(comment)}")
+        step_summary = self.context.step_summary
+        if step_summary and not JobSummary(Path(step_summary)).append(summary):
             self.log.warning("the job summary was cut to the runner's limit of 1 MiB")
-        for annotation in Annotations(
-            reviewed.comparison, reviewed.decision, project.root, context.workspace
-        ).commands():
-            self.log.command(annotation)
-        decision = reviewed.decision
-        cause = f"; commonest: {decision.cause}" if decision.cause else ""
-        with self.log.untrusted():
-            self.log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}{cause}")
-        if context.output:
-            StepOutputs(Path(context.output)).write(
-                Results(
-                    comparison=reviewed.comparison,
-                    verdict=decision.verdict,
-                    run_dir=context.relative(folder),
-                    report=context.relative(folder / "report.html"),
-                    comment_url=url,
-                    artifact_id=artifact,
-                ).values()
-            )
-        self.sent(reviewed, project)
-        return decision.exit_code
+        return url
 
-    def sent(self, reviewed: Reviewed, project: Project) -> None:
+    def outputs(self, reviewed: Reviewed, comment_url: str, artifact: int) -> None:
+        """The step's outputs, when the runner takes them."""
+        context = self.context
+        if not context.output:
+            return
+        folder = reviewed.run.folder
+        StepOutputs(Path(context.output)).write(
+            Results(
+                comparison=reviewed.comparison,
+                verdict=reviewed.decision.verdict,
+                run_dir=context.relative(folder),
+                report=context.relative(folder / "report.html"),
+                comment_url=comment_url,
+                artifact_id=artifact,
+            ).values()
+        )
+
+    def sent(self, reviewed: Reviewed) -> None:
         """The run sent to otlp-endpoint, when there is one, after the gate: a failure is a warning,
         never another exit code (the run folder has everything)."""
-        settings = project.settings
+        settings = self.settings
         if not settings.otlp_endpoint:
             return
-        from convy.draw.untrusted import Untrusted
-        from convy.errors import ConfigurationError
-        from convy.store.otlp import Collector, ReceiverRefused
-        from convy.store.traces import RunTraces
+        from convy import Collector, ConfigurationError, ReceiverRefused, RunTraces, Untrusted
 
         try:
             collector = Collector.given(

@@ -11,9 +11,7 @@ from typing import Protocol
 
 import msgspec
 
-from convy.data import Data, Tagged
-from convy.draw.markdown import Marker
-from convy.errors import ConfigurationError
+from convy import ConfigurationError, Data, Marker, Tagged
 from convy_action.github.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
 
 

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import msgspec
 
-from convy.conduct.review import Reviewed
-from convy.project.settings import Settings
+from convy import Reviewed
 from convy_action.github.services import Services
 from convy_action.publish.comment import Box, CommentWhen, StickyComment
 from convy_action.publish.dry import KeptFolder, ShownComment
 from convy_action.publish.shelf import ArtifactShelf, Retention, Shelf
 from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
+from convy_action.runner.settings import ActionSettings
 
 
 class Where(msgspec.Struct, frozen=True, kw_only=True):
     """The job's `settings`, the runner's `context` and `event`, GitHub's `services`, and the job's
     `log` (told why a folder will not be uploaded, or is kept fewer days)."""
 
-    settings: Settings
+    settings: ActionSettings
     context: Context
     event: WorkflowEvent
     services: Services

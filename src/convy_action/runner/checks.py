@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import msgspec
 
-from convy.errors import ConfigurationError
-from convy.project.settings import Settings
-from convy.project.shard import Slice
+from convy import ConfigurationError, Slice
 from convy_action.runner.context import Context, WorkflowEvent
+from convy_action.runner.settings import ActionSettings
 
 
 class Checks(msgspec.Struct, frozen=True):
     """The job's `settings`, the runner's `context` and the `event` that started the workflow."""
 
-    settings: Settings
+    settings: ActionSettings
     context: Context
     event: WorkflowEvent
 
@@ -42,7 +41,7 @@ class Checks(msgspec.Struct, frozen=True):
     def otlp(self) -> None:
         """ConfigurationError when otlp-endpoint is not a URL or an otlp-headers line not a header."""
         if self.settings.otlp_endpoint:
-            from convy.store.otlp import Collector
+            from convy import Collector
 
             lines = (self.settings.otlp_headers,)
             Collector.given(self.settings.otlp_endpoint, lines, ("otlp-endpoint", "otlp-headers"))

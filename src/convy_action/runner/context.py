@@ -9,9 +9,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.data import Data
-from convy.errors import ConfigurationError
-from convy.store.journal import Provenance
+from convy import ConfigurationError, Data, Provenance
 
 
 class EventRepository(Data, frozen=True, kw_only=True):

@@ -10,13 +10,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy.errors import ConfigurationError
-from convy.play.errorbody import SECRET_LENGTH
-from convy.project.names import ACTION, ENGINE, SECRETS
-from convy.project.settings import Flags, Setting, Settings, Sources
-
-NAMES: tuple[str, ...] = ENGINE + ACTION
-"""Every input of the action, in the order of action.yml."""
+from convy import SECRET_LENGTH, Agent, ConfigurationError, Flags, Setting, Sources
+from convy_action.runner.settings import NAMES, ActionSettings
 
 
 class Inputs(msgspec.Struct, frozen=True):
@@ -36,7 +31,7 @@ class Inputs(msgspec.Struct, frozen=True):
                 "1 fail, 2 configuration error, 3 inconclusive). Every input is also a flag."
             ),
         )
-        Flags(NAMES).add_to(parser)
+        Flags(NAMES, ActionSettings).add_to(parser)
         return parser
 
     def flags(self) -> dict[str, object]:
@@ -44,12 +39,12 @@ class Inputs(msgspec.Struct, frozen=True):
         namespace, unknown = self.parser().parse_known_args(list(self.argv))
         if unknown:
             raise ConfigurationError(unknown[0], "is not a flag of python -m convy_action (see --help)")
-        return Flags(NAMES).given(namespace)
+        return Flags(NAMES, ActionSettings).given(namespace)
 
     def check(self) -> None:
         """ConfigurationError naming an `INPUT_*` variable that is no input of the action (a typo in
         the workflow's `with:` would otherwise be ignored)."""
-        known = {variable for name in NAMES for variable in Setting(name).inputs}
+        known = {variable for name in NAMES for variable in Setting(name, ActionSettings).inputs}
         strange = sorted(key for key in self.environ if key.startswith("INPUT_") and key not in known)
         if strange:
             raise ConfigurationError(
@@ -60,10 +55,10 @@ class Inputs(msgspec.Struct, frozen=True):
     def sources(self, flags: Mapping[str, object]) -> Sources:
         return Sources(flags, self.environ, self.folder)
 
-    def settings(self, flags: Mapping[str, object]) -> Settings:
+    def settings(self, flags: Mapping[str, object]) -> ActionSettings:
         """Every setting's value; ConfigurationError naming the setting and where it was given."""
         self.check()
-        return self.sources(flags).settings()
+        return self.sources(flags).settings(ActionSettings)
 
 
 class Masks(msgspec.Struct, frozen=True):
@@ -77,8 +72,8 @@ class Masks(msgspec.Struct, frozen=True):
 
     def values(self) -> tuple[str, ...]:
         found: list[str] = []
-        for name in sorted(SECRETS):
-            setting = Setting(name)
+        for name in sorted(ActionSettings.secrets):
+            setting = Setting(name, ActionSettings)
             given = [str(self.flags.get(name, ""))]
             given += [self.environ.get(key, "") for key in (*setting.inputs, setting.variable)]
             for value in given:
@@ -99,12 +94,8 @@ class AgentSecrets(msgspec.Struct, frozen=True):
     """The secrets an agent file holds once its variables are read (header values, the OAuth2
     client secret), masked in the log like the secret inputs: only those of 8 characters or more."""
 
-    agent: object
+    agent: Agent
 
     def values(self) -> tuple[str, ...]:
-        from convy.play.wire.agent import JsonAgent
-
-        if not isinstance(self.agent, JsonAgent):
-            return ()
-        secrets = self.agent.spec.secrets()
+        secrets = self.agent.secrets()
         return tuple(dict.fromkeys(value for value in secrets if len(value) >= SECRET_LENGTH))

@@ -12,10 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.compare.comparison import Comparison, NoBaseline, ScenarioChange
-from convy.compare.gate import GateDecision
-from convy.compare.statistics import Rate, Unknown
-from convy.compare.summary import Summary
+from convy import Comparison, GateDecision, NoBaseline, Rate, ScenarioChange, Summary, Unknown
 
 OUTPUTS: tuple[str, ...] = (
     "pass-rate",

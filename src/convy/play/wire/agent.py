@@ -76,6 +76,13 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
         async with self.handover.kept():
             yield
 
+    def secrets(self) -> tuple[str, ...]:
+        """Its file's secrets once its variables are read: header values, the OAuth2 client secret."""
+        return self.spec.secrets()
+
+    def model(self) -> tuple[str, str]:
+        return (self.spec.model, self.spec.url)
+
     def client(self) -> httpx.AsyncClient:
         """A new client for one conversation at a time: one connection, kept for all its turns."""
         return httpx.AsyncClient(
