@@ -202,10 +202,18 @@ ACTION_STAGES = ("runner", "github", "baseline", "publish", "jobs")
 before it; the composition root (action.py) and the entry point import any."""
 
 
+ACTION_BASE = {"convy_action.errors"}
+"""Shared by every stage of the action: its exceptions; it imports nothing of the action."""
+
+
 def test_each_action_stage_imports_only_the_stages_before_it() -> None:
     upward = []
     for name, imported in imports("convy_action"):
         mine, theirs = stage_of(name, ACTION_STAGES), stage_of(imported, ACTION_STAGES)
+        if name.removesuffix(".py").replace("/", ".") in ACTION_BASE:
+            upward.append(f"{name} (base) imports {imported}")
+        if imported in ACTION_BASE:
+            continue
         if mine and (not theirs or ACTION_STAGES.index(theirs) > ACTION_STAGES.index(mine)):
             upward.append(f"{name} imports {imported}")
     assert upward == []
@@ -213,10 +221,101 @@ def test_each_action_stage_imports_only_the_stages_before_it() -> None:
 
 def test_every_action_module_but_the_composition_root_lives_in_a_stage() -> None:
     top = top_level("convy_action")
-    assert top == {"convy_action/__init__.py", "convy_action/__main__.py", "convy_action/action.py"}
+    assert top == {
+        "convy_action/__init__.py",
+        "convy_action/__main__.py",
+        "convy_action/action.py",
+        "convy_action/errors.py",
+    }
     folders = {name.split("/")[1] for name, _ in modules() if name.startswith("convy_action/")}
     assert folders - {name.split("/")[1] for name in top} == set(ACTION_STAGES)
 
 
 def test_the_action_has_no_import_cycles() -> None:
     assert cycles("convy_action") == []
+
+
+def test_no_top_level_class_name_is_defined_in_two_modules() -> None:
+    homes: dict[str, list[str]] = {}
+    for name, tree in modules():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(name)
+    twice = {cls: where for cls, where in homes.items() if len(where) > 1}
+    assert twice == {}, f"one name, one thing: {twice}"
+
+
+def test_the_action_uses_the_engine_only_through_its_face() -> None:
+    """src/convy_action imports `convy` (its __all__) and `convy.fakes`, never a module of a stage."""
+    behind = [
+        f"{name} imports {imported}"
+        for name, tree in modules()
+        if name.startswith("convy_action/")
+        for node in ast.walk(tree)
+        for imported in (
+            [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
+        if imported.startswith("convy.") and imported != "convy.fakes"
+    ]
+    assert behind == []
+
+
+def test_the_command_uses_the_engine_through_its_face_too() -> None:
+    behind = [
+        f"{name} imports {node.module}"
+        for name, tree in modules()
+        if name == "convy/cli.py" or name.startswith("convy/command/")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("convy.")
+        and not (node.module or "").startswith("convy.command")
+    ]
+    assert behind == []
+
+
+def test_the_engine_has_no_setting_of_the_action() -> None:
+    from convy_action.runner.settings import OWN
+
+    own = [name for name in OWN if "-" in name]  # the one-word ones (merge, demo) are plain words too
+    spelled = {form for name in own for form in (name, name.replace("-", "_"))}
+    found = [
+        f"{path.relative_to(SRC)}: {form}"
+        for path in sorted((SRC / "convy").rglob("*"))
+        if path.is_file() and path.suffix in {".py", ".yml", ".yaml", ".toml", ".md", ".js"}
+        for form in sorted(spelled)
+        if form in path.read_text(encoding="utf-8")
+    ]
+    assert found == []
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(SRC)): lines
+        for path in sorted(SRC.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}
+
+
+def test_every_exception_of_the_action_derives_from_its_one_base_and_is_in_its_tree() -> None:
+    import importlib
+    import inspect
+
+    from convy_action.errors import ActionError
+
+    tree = (SRC / "convy_action" / "errors.py").read_text(encoding="utf-8")
+    strays = []
+    for name, _ in modules():
+        if not name.startswith("convy_action/") or name.endswith("__main__.py"):
+            continue
+        module = importlib.import_module(name.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
+        for cls_name, cls in inspect.getmembers(module, inspect.isclass):
+            ours = cls.__module__ == module.__name__ and issubclass(cls, BaseException)
+            drawn = cls is ActionError or cls_name in tree
+            if ours and not (issubclass(cls, ActionError) and drawn):
+                strays.append(f"{name}:{cls_name}")
+    assert strays == []

@@ -32,7 +32,7 @@ def test_a_long_read_says_it_is_still_reading_and_a_short_one_says_nothing() -> 
     import io
     import threading
 
-    from convy.cli import Slow
+    from convy.command.playing import Slow
 
     said = io.StringIO()
     pause = threading.Event()

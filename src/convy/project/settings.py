@@ -159,7 +159,7 @@ class Setting(msgspec.Struct, frozen=True):
 
     @property
     def switch(self) -> bool:
-        """Whether it is true or false (`--dry-run` alone means true)."""
+        """Whether it is true or false (`--fail-fast` alone means true)."""
         match self.field.type:
             case msgspec.inspect.BoolType():
                 return True

@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from convy import NewerFormat, NoBaseline, Runs, StoredRun
+from convy_action.errors import ActionError
 from convy_action.github.rest import Artifact, GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive
 
@@ -24,7 +25,7 @@ class Looked(msgspec.Struct, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
 
 
-class Unusable(Exception):
+class Unusable(ActionError):
     """A candidate's artifact that cannot serve as a baseline; the message says why."""
 
 

@@ -19,7 +19,8 @@ import httpx
 import msgspec
 
 from convy import ConfigurationError, Data, Tagged
-from convy_action.github.rest import AGENT
+from convy_action.errors import ActionError
+from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient
 from convy_action.github.zipped import MIB, Archive
 
@@ -30,7 +31,7 @@ STORAGE_VERSION = "2023-11-03"
 T = TypeVar("T")
 
 
-class ArtifactError(Exception):
+class ArtifactError(ActionError):
     """The upload failed; the message names the step and never holds a token or a signature."""
 
 
@@ -277,31 +278,7 @@ class ResultsService:
         url = signed.signed_url or signed.signedUrl
         if not url:
             raise ArtifactError(f"GetSignedArtifactURL: the service gave no URL for {name!r}")
-        where = str(httpx.URL(url).copy_with(query=None))
-
-        def attempt() -> int:
-            try:
-                with self._client.stream("GET", url, headers={"User-Agent": AGENT}) as answer:
-                    if answer.status_code != 200:
-                        answer.read()
-                        error = ArtifactError(f"storage {where}: {answer.status_code} {answer.reason_phrase}")
-                        raise self._retries.verdict(answer, error, server_errors=True)
-                    size = 0
-                    with to.open("wb") as sink:
-                        for chunk in answer.iter_bytes(MIB):
-                            size += len(chunk)
-                            if size > max_bytes:
-                                raise ArtifactError(f"artifact {name!r} is more than {max_bytes} bytes")
-                            sink.write(chunk)
-                    return size
-            except httpx.TransportError as e:
-                raise Transient(ArtifactError(f"storage {where}: no answer ({type(e).__name__})")) from None
-
-        try:
-            return self._retries.call(attempt)
-        except BaseException:
-            to.unlink(missing_ok=True)
-            raise
+        return Download(self._client, self._retries, StorageFailures(name)).fetched(url, to, max_bytes)
 
     def _store(self, url: str, zipped: IO[bytes], kind: str) -> tuple[int, str]:
         """Put the content (a zip, or one file of type `kind`) into the signed URL's block blob (Put
@@ -374,9 +351,24 @@ class ResultsService:
         return self._retries.call(attempt)
 
 
-class AlreadyExists(Exception):
+class AlreadyExists(ActionError):
     """CreateArtifact met an artifact of that name in the workflow run (Twirp already_exists)."""
 
 
-class NotFound(Exception):
+class NotFound(ActionError):
     """The service has no such artifact in this workflow run (Twirp not_found)."""
+
+
+class StorageFailures(msgspec.Struct, frozen=True):
+    """A download of the current workflow run's artifact `name` failing, as ArtifactErrors."""
+
+    name: str
+
+    def refused(self, answer: httpx.Response, where: str) -> Exception:
+        return ArtifactError(f"storage {where}: {answer.status_code} {answer.reason_phrase}")
+
+    def too_big(self, declared: str, most: int) -> Exception:
+        return ArtifactError(f"artifact {self.name!r} is more than {most} bytes")
+
+    def unanswered(self, where: str, error: httpx.TransportError) -> Exception:
+        return ArtifactError(f"storage {where}: no answer ({type(error).__name__})")

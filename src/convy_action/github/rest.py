@@ -14,16 +14,16 @@ import httpx
 import msgspec
 
 from convy import Data
+from convy_action.errors import ActionError
+from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient
 from convy_action.github.zipped import MIB, UnsafeArchive
 
 API_VERSION = "2022-11-28"
-AGENT = "convy-action"
-CHUNK = 1024 * 1024
 T = TypeVar("T")
 
 
-class GitHubError(Exception):
+class GitHubError(ActionError):
     """GitHub (or the storage it redirects to) answered `status` (0: no answer) for `url`, shown
     without its query. The message never holds the token."""
 
@@ -165,7 +165,7 @@ class GitHub:
         if response.status_code != 302 or not location:
             raise GitHubError(response.status_code, self._bare(url), "expected a redirect to the archive")
         target = str(httpx.URL(url).join(location))
-        return self._retries.call(lambda: self._fetch(target, to, max_bytes))
+        return Download(self._client, self._retries, ArchiveFailures()).fetched(target, to, max_bytes)
 
     def comments(self, number: int, pages: int = 50) -> tuple[IssueComment, ...]:
         """The comments of issue or pull request `number`, oldest first, every page up to `pages`."""
@@ -261,34 +261,6 @@ class GitHub:
         error = GitHubError(response.status_code, self._bare(url), self._message(response))
         raise self._retries.verdict(response, error, server_errors=again)
 
-    def _fetch(self, url: str, to: Path, max_bytes: int) -> int:
-        where = self._bare(url)
-        try:
-            with self._client.stream(
-                "GET", url, headers={"User-Agent": AGENT}, follow_redirects=False
-            ) as answer:
-                if answer.status_code != 200:
-                    answer.read()
-                    error = GitHubError(answer.status_code, where, "the storage refused the download")
-                    raise self._retries.verdict(answer, error, server_errors=True)
-                declared = answer.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
-                    raise UnsafeArchive(f"the artifact is {declared} bytes, more than {max_bytes}")
-                size = 0
-                with to.open("wb") as sink:
-                    for chunk in answer.iter_bytes(CHUNK):
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise UnsafeArchive(f"the artifact is more than {max_bytes} bytes")
-                        sink.write(chunk)
-                return size
-        except httpx.TransportError as e:
-            to.unlink(missing_ok=True)
-            raise Transient(GitHubError(0, where, f"no answer ({type(e).__name__})")) from None
-        except BaseException:
-            to.unlink(missing_ok=True)
-            raise
-
     def _read(self, response: httpx.Response, kind: type[T]) -> T:
         try:
             return msgspec.json.decode(response.content, type=kind)
@@ -308,3 +280,19 @@ class GitHub:
     def _bare(self, url: str) -> str:
         """`url` without its query (which may hold a signature) and fragment."""
         return str(httpx.URL(url).copy_with(query=None, fragment=None))
+
+
+class ArchiveFailures(msgspec.Struct, frozen=True):
+    """A download of an artifact's archive from the storage GitHub redirects to, failing as the
+    REST API's errors: too big is an UnsafeArchive."""
+
+    def refused(self, answer: httpx.Response, where: str) -> Exception:
+        return GitHubError(answer.status_code, where, "the storage refused the download")
+
+    def too_big(self, declared: str, most: int) -> Exception:
+        if declared:
+            return UnsafeArchive(f"the artifact is {declared} bytes, more than {most}")
+        return UnsafeArchive(f"the artifact is more than {most} bytes")
+
+    def unanswered(self, where: str, error: httpx.TransportError) -> Exception:
+        return GitHubError(0, where, f"no answer ({type(error).__name__})")

@@ -13,11 +13,12 @@ import msgspec
 import tenacity
 
 from convy import Data
+from convy_action.errors import ActionError
 
 T = TypeVar("T")
 
 
-class Transient(Exception):
+class Transient(ActionError):
     """A request that may pass when sent again, after `wait` seconds (None: back off)."""
 
     def __init__(self, error: Exception, wait: float | None = None) -> None:

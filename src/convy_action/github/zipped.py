@@ -12,6 +12,8 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
+from convy_action.errors import ActionError
+
 MIB = 1024 * 1024
 CHUNK = 1024 * 1024
 MOMENT = (1980, 1, 1, 0, 0, 0)
@@ -34,7 +36,7 @@ RATIO = 50
 """Above FLOOR, a run may expand to this many times its zip's size, never above the hard cap."""
 
 
-class UnsafeArchive(Exception):
+class UnsafeArchive(ActionError):
     """A downloaded archive that is refused: entries escaping the folder, absolute paths, links,
     encrypted entries, sizes over the cap, or a corrupt zip. `reason` says which; nothing was left in
     the target."""

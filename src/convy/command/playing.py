@@ -1,0 +1,139 @@
+"""`convy run` and `convy resume`: a run played into its folder (the demo's servers started first
+for `--demo`), its progress on the terminal, SIGTERM and Ctrl+C stopping it with the folder kept,
+then reviewed against its baseline and gated."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TextIO
+
+import convy
+from convy import SETTING_NAMES, ConfigurationError, Flags, Plural, Sources, Untrusted
+from convy.command.console import Console
+
+EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
+
+
+class Playing:
+    """A run to play from the command line, with the command's `console` and `environ`."""
+
+    def __init__(self, console: Console, environ: Mapping[str, str]) -> None:
+        self._console = console
+        self._environ = dict(environ)
+
+    def exit_code(self, arguments: argparse.Namespace) -> int:
+        flags = Flags(SETTING_NAMES).given(arguments)
+        with contextlib.ExitStack() as stack:
+            environ = dict(self._environ)
+            if arguments.demo:
+                demo = stack.enter_context(convy.DemoServers())
+                environ.update(demo.environ())
+                results = Path.cwd() / str(flags.get("results", "results"))
+                flags = {**demo.flags(), **flags, "results": str(results)}
+                flags["project"] = str(demo.project)
+            return self.played(arguments, flags, environ)
+        return EXIT_CONFIG
+
+    def played(self, arguments: argparse.Namespace, flags: dict[str, object], environ: dict[str, str]) -> int:
+        console = self._console
+        resume = Path(arguments.run_folder) if arguments.command == "resume" else None
+        if resume is not None and "agent-url" not in flags and (resume / "run.json").exists():
+            with contextlib.suppress(Exception):
+                flags.setdefault("agent", convy.RunJournal(resume).header().spec.agent)
+        sources = Sources(flags, environ, Path.cwd())
+        project = convy.Project(sources.settings(), sources, environ)
+        with Slow(console.err, "convy: still reading the project (its scenario files, its agent)…"):
+            prepared = convy.Session(project=project, resume=resume).prepared()
+        if resume is not None:
+            try:
+                console.damaged(resume, convy.RunJournal(resume).damage())
+            except ValueError as error:
+                raise ConfigurationError(str(resume), str(error)) from None
+        baseline = getattr(arguments, "baseline", "")
+        before: convy.StoredRun | convy.NoBaseline = convy.NO_BASELINE
+        if baseline:
+            before = console.stored(Path(baseline), str(baseline))
+        shown: list[convy.Printed] = []
+        stops: list[convy.Stop] = []
+
+        def watch(run: convy.Run, missing: int) -> convy.Ahead:
+            if shown:
+                console.out.write(
+                    f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear\n"
+                )
+                shown[0].more(missing)
+                return convy.Ahead(shown[0], convy.Prefetch())
+            console.out.write(
+                f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play "
+                f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"
+            )
+            shown.append(convy.Printed(missing, console.out, console.out.isatty()))
+            return convy.Ahead(shown[0], convy.Prefetch())
+
+        async def play() -> convy.Run:
+            with self.terminable(stops):
+                ticker = asyncio.get_running_loop().create_task(ticking())
+                try:
+                    return await prepared.play(convy.Provenance(), watch, before)
+                finally:
+                    ticker.cancel()
+
+        async def ticking() -> None:
+            while not shown:
+                await asyncio.sleep(0.05)
+            await shown[0].ticking()
+
+        try:
+            run = asyncio.run(play())
+        except convy.RunInUse as error:
+            raise ConfigurationError("run", str(error)) from None
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            console.err.write(
+                "\nconvy: interrupted; the run folder is kept: finish it with "
+                f"`convy resume {prepared.folder}`\n"
+            )
+            return stops[0].exit_code if stops else EXIT_INTERRUPTED
+        return console.reviewed(run.journal.folder, Path(baseline) if baseline else None, project.settings)
+
+    @contextlib.contextmanager
+    def terminable(self, stops: list[convy.Stop]) -> Iterator[None]:
+        """SIGTERM and Ctrl+C cancel the run, so the folder is marked interrupted (Stop, appended
+        to `stops` so the exit code can name the signal)."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        stop = convy.Stop(task)
+        stops.append(stop)
+        with stop.installed():
+            yield
+
+
+class Slow:
+    """A line on `stream` when the block it wraps takes longer than `after` seconds (reading tens of
+    thousands of scenario files), so a long silence is never mistaken for a hang."""
+
+    def __init__(self, stream: TextIO, line: str, after: float = 3.0) -> None:
+        self._stream = stream
+        self._line = line
+        self._after = after
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> Slow:
+        self._timer = threading.Timer(self._after, self.say)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def say(self) -> None:
+        self._stream.write(self._line + "\n")
+        self._stream.flush()

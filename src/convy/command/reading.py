@@ -1,0 +1,115 @@
+"""The subcommands that read run folders back: `compare` (a run against a baseline, gated),
+`report` (the pages), `merge` (a run's shards into one), `estimate` (a run's cost from a baseline)
+and `export` (the tables, or the traces sent to an OpenTelemetry receiver)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+
+import convy
+from convy import SETTING_NAMES, Flags, Plural, Sources, Untrusted
+from convy.command.console import Console
+
+EXIT_PASS = 0
+GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
+REVIEW = (*GATE, "trace-url")
+"""The settings `convy compare` and `convy merge` take as flags."""
+PAGES = ("project", "results", "trace-url")
+"""The settings `convy report` takes as flags."""
+
+
+class Reading:
+    """Run folders read back from the command line, with the command's `console` and `environ`."""
+
+    def __init__(self, console: Console, environ: Mapping[str, str]) -> None:
+        self._console = console
+        self._environ = dict(environ)
+
+    def sources(self, names: tuple[str, ...], arguments: argparse.Namespace) -> Sources:
+        return Sources(Flags(names).given(arguments), self._environ, Path.cwd())
+
+    def compare(self, arguments: argparse.Namespace) -> int:
+        settings = self.sources(REVIEW, arguments).settings()
+        return self._console.reviewed(Path(arguments.run_folder), Path(arguments.baseline), settings)
+
+    def report(self, arguments: argparse.Namespace) -> int:
+        console = self._console
+        settings = self.sources(PAGES, arguments).settings()
+        trace = convy.TraceLink(convy.TraceUrl(settings.trace_url).checked())
+        results = (Path.cwd() / settings.project / settings.results).resolve()
+        every = convy.Runs(results)
+        broken = every.broken()
+        for unread in broken:
+            console.err.write(f"convy: cannot read {unread.folder}: {unread.reason}\n")
+        unreadable = {Path(b.folder) for b in broken}
+        read = {
+            run.folder: (run, convy.Summed.of(run).summary())
+            for run in every.readable()
+            if run.folder not in unreadable
+        }
+        chosen = [Path(f).resolve() for f in arguments.runs] or list(read)
+        for folder in chosen:
+            run, summary = read.get(folder) or console.summed(folder)
+            console.damaged(folder, run.damage())
+            page = convy.Report(summary, run.outcomes(), None, trace).html()
+            convy.AtomicFile(folder / "report.html").write_text(page)
+            console.out.write(f"convy: wrote {folder / 'report.html'}\n")
+        if results.is_dir():
+            index = results / "index.html"
+            convy.AtomicFile(index).write_text(
+                convy.Index(tuple(summary for _, summary in read.values())).html()
+            )
+            console.out.write(f"convy: wrote {index}\n")
+        return EXIT_PASS
+
+    def merge(self, arguments: argparse.Namespace) -> int:
+        console = self._console
+        settings = self.sources(REVIEW, arguments).settings()
+        folders = [Path(folder) for folder in arguments.runs]
+        runs = tuple(console.stored(folder, str(folder)) for folder in folders)
+        target = Path(arguments.to)
+        merged = convy.Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
+        console.out.write(f"convy: merged {len(runs)} shards into {target} ({merged.file.status})\n")
+        return console.reviewed(target, Path(arguments.baseline) if arguments.baseline else None, settings)
+
+    def estimate(self, arguments: argparse.Namespace) -> int:
+        console = self._console
+        sources = self.sources(SETTING_NAMES, arguments)
+        project = convy.Project(sources.settings(), sources, self._environ)
+        baseline = arguments.baseline
+        before = (
+            console.stored(Path(baseline), baseline)
+            if baseline
+            else convy.NoBaseline(why="no baseline given")
+        )
+        console.out.write("\n".join(convy.Estimating(project, before).estimate().lines()) + "\n")
+        return EXIT_PASS
+
+    def export(self, arguments: argparse.Namespace) -> int:
+        console = self._console
+        folder = Path(arguments.run_folder)
+        if arguments.otlp:
+            return self.sent(folder, arguments.otlp, tuple(arguments.header))
+        run = console.stored(folder, str(folder))
+        target = Path(arguments.to) if arguments.to else folder / "export"
+        target.mkdir(parents=True, exist_ok=True)
+        convy.Tables(run, convy.Summed.of(run).summary()).write(target)
+        console.out.write(f"convy: wrote the tables of {folder} to {target}\n")
+        return EXIT_PASS
+
+    def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
+        """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
+        console = self._console
+        collector = convy.Collector.given(url, headers, ("--otlp", "--header"))
+        run = console.stored(folder, str(folder))
+        try:
+            sent = collector.send(convy.RunTraces(run).attempts())
+        except convy.ReceiverRefused as error:
+            console.err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
+            return 1
+        shown = Untrusted(text=collector.endpoint.shown()).console(200)
+        traces = Plural(sent.traces, "trace").text()
+        console.out.write(f"convy: sent {traces} ({sent.spans} spans) to {shown}\n")
+        return EXIT_PASS
