@@ -277,33 +277,27 @@ class Tables(msgspec.Struct, frozen=True):
                     yield self._step(outcome, number, position, step)
 
     def _step(self, outcome: Outcome, turn: int, position: int, step: Thought | Call) -> StepRow:
+        kind: Literal["thought", "call"]
+        said: str | None
+        called: tuple[str | None, str | None, str | None] = (None, None, None)
         match step:
             case Thought(text=text):
-                return StepRow(
-                    run=self.summary.run,
-                    scenario=outcome.scenario,
-                    index=outcome.index,
-                    turn=turn,
-                    step=position,
-                    type="thought",
-                    name=None,
-                    arguments=None,
-                    result=None,
-                    text=text,
-                )
+                kind, said = "thought", text
             case Call(name=name, arguments=arguments, result=result):
-                return StepRow(
-                    run=self.summary.run,
-                    scenario=outcome.scenario,
-                    index=outcome.index,
-                    turn=turn,
-                    step=position,
-                    type="call",
-                    name=name,
-                    arguments=arguments or None,
-                    result=result or None,
-                    text=None,
-                )
+                kind, said = "call", None
+                called = (name, arguments or None, result or None)
+        return StepRow(
+            run=self.summary.run,
+            scenario=outcome.scenario,
+            index=outcome.index,
+            turn=turn,
+            step=position,
+            type=kind,
+            name=called[0],
+            arguments=called[1],
+            result=called[2],
+            text=said,
+        )
 
     def usage(self) -> Iterator[UsageRow]:
         for outcome in self.run.outcomes():
