@@ -185,9 +185,7 @@ class Tables(msgspec.Struct, frozen=True):
                     decided = ("failed", False, reason)
                 case NoVerdict(reason=reason):
                     decided = ("no_verdict", None, reason)
-            agent = AgentTokens(outcome.turns).usage()
-            user = outcome.user_usage or Usage()
-            judge = outcome.judge_usage or Usage()
+            agent, user, judge = (usage for _, usage in self._spent(outcome))
             yield AttemptRow(
                 run=self.summary.run,
                 agent=self.summary.agent,
@@ -299,14 +297,17 @@ class Tables(msgspec.Struct, frozen=True):
             text=said,
         )
 
+    def _spent(self, outcome: Outcome) -> tuple[tuple[Literal["agent", "user", "judge"], Usage], ...]:
+        """The tokens each party spent on the attempt, the agent's added up over its turns."""
+        return (
+            ("agent", AgentTokens(outcome.turns).usage()),
+            ("user", outcome.user_usage or Usage()),
+            ("judge", outcome.judge_usage or Usage()),
+        )
+
     def usage(self) -> Iterator[UsageRow]:
         for outcome in self.run.outcomes():
-            spent: tuple[tuple[Literal["agent", "user", "judge"], Usage], ...] = (
-                ("agent", AgentTokens(outcome.turns).usage()),
-                ("user", outcome.user_usage or Usage()),
-                ("judge", outcome.judge_usage or Usage()),
-            )
-            for participant, usage in spent:
+            for participant, usage in self._spent(outcome):
                 yield UsageRow(
                     run=self.summary.run,
                     scenario=outcome.scenario,
