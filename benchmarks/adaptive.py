@@ -46,7 +46,7 @@ from convy.compare.statistics import Rate, Tally
 from convy.compare.summary import Summary, Summed
 from convy.conduct.stages import Staging
 from convy.play.outcome import ClaimResult, Outcome, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 SCENARIOS = 20
 BROKEN = 5

@@ -35,7 +35,7 @@ class ReadRuns:
         from convy.compare.gate import Gate
         from convy.compare.summary import Summed
         from convy.conduct.review import Reviewed
-        from convy.draw.markdown import Links
+        from convy.draw.links import Links
         from convy.store.runs import Runs
 
         seconds: dict[str, float | str] = {}

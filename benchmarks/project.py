@@ -13,9 +13,9 @@ import msgspec
 import yaml
 
 from convy.play.agent import Call, Usage
-from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.play.outcome import STAMP, ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.project.scenario import Graded, Scenario
-from convy.store.journal import FORMAT, STAMP, Limits, Provenance, RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import FORMAT, Limits, Provenance, RunFile, RunSpec, ScenarioEntry
 
 TOPICS = (
     "late-delivery",

@@ -25,7 +25,7 @@ _HOMES = {
     "ConfigurationError": "convy.errors",
     "Conversation": "convy.play.agent",
     "ConvyError": "convy.errors",
-    "Damage": "convy.store.journal",
+    "Damage": "convy.store.attempts",
     "Data": "convy.data",
     "Decided": "convy.play.dialog",
     "DemoServers": "convy.demo.servers",
@@ -52,7 +52,7 @@ _HOMES = {
     "Prepared": "convy.conduct.session",
     "Printed": "convy.draw.progress",
     "Project": "convy.project.project",
-    "Provenance": "convy.store.journal",
+    "Provenance": "convy.store.runfile",
     "Rate": "convy.compare.statistics",
     "ReceiverRefused": "convy.store.otlp",
     "Reply": "convy.play.model",
@@ -61,7 +61,7 @@ _HOMES = {
     "Reviewed": "convy.conduct.review",
     "Run": "convy.conduct.run",
     "RunId": "convy.conduct.run",
-    "RunInUse": "convy.store.journal",
+    "RunInUse": "convy.store.lock",
     "RunJournal": "convy.store.journal",
     "RunTraces": "convy.store.traces",
     "Runs": "convy.store.runs",
@@ -77,7 +77,7 @@ _HOMES = {
     "Settings": "convy.project.settings",
     "Shards": "convy.store.merged",
     "Slice": "convy.project.shard",
-    "Sources": "convy.project.settings",
+    "Sources": "convy.project.sources",
     "Stop": "convy.conduct.stop",
     "StoredRun": "convy.store.runs",
     "Summary": "convy.compare.summary",
@@ -215,14 +215,18 @@ if TYPE_CHECKING:
     from convy.project.names import SECRETS as SETTING_SECRETS
     from convy.project.project import Project
     from convy.project.scenario import Scenario
-    from convy.project.settings import Flags, Setting, Settings, Sources
+    from convy.project.settings import Flags, Setting, Settings
     from convy.project.shard import Slice
+    from convy.project.sources import Sources
     from convy.project.traceurl import TraceUrl
     from convy.store.atomic import AtomicFile
-    from convy.store.journal import Damage, NewerFormat, Provenance, RunInUse, RunJournal
+    from convy.store.attempts import Damage
+    from convy.store.journal import NewerFormat, RunJournal
+    from convy.store.lock import RunInUse
     from convy.store.merged import WHERE as MERGED
     from convy.store.merged import Shards
     from convy.store.otlp import Collector, ReceiverRefused
+    from convy.store.runfile import Provenance
     from convy.store.runs import Runs, StoredRun
     from convy.store.traces import RunTraces
     from convy.words import Plural

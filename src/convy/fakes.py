@@ -15,13 +15,8 @@ from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
 from convy.project.scenario import Claim
 
 
-class FakeConversation:
-    """A conversation with a FakeAgent: it answers the user's n-th message with the n-th answer."""
-
-    def __init__(self, answers: Sequence[str], key: str) -> None:
-        self._answers = answers
-        self.key = key
-        self.said: list[str] = []
+class NothingToOpen:
+    """A fake conversation's opening and closing: there is no session to open or to end."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -30,6 +25,15 @@ class FakeConversation:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         return None
+
+
+class FakeConversation(NothingToOpen):
+    """A conversation with a FakeAgent: it answers the user's n-th message with the n-th answer."""
+
+    def __init__(self, answers: Sequence[str], key: str) -> None:
+        self._answers = answers
+        self.key = key
+        self.said: list[str] = []
 
     async def reply(self, text: str) -> Answer:
         self.said.append(text)
@@ -50,16 +54,8 @@ class FakeAgent(Plain):
         return conversation
 
 
-class EchoConversation:
+class EchoConversation(NothingToOpen):
     """A conversation with Echo: it answers what it was told."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        return None
 
     async def reply(self, text: str) -> Answer:
         return Answer(text=text)

@@ -17,7 +17,7 @@ from convy.draw.anchor import Anchor
 from convy.draw.report import ComparisonPage, Index, Report
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 from tests.browser.chromium import Chromium
 
 IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','img');document.title='pwned'\">"

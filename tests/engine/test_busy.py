@@ -9,7 +9,8 @@ import datetime
 
 import pytest
 
-from convy.play.busy import Busy, GaveUp, Pace, Patience, Places, RetryAfter
+from convy.play.busy import Busy, GaveUp, Patience, Places, RetryAfter
+from convy.play.rate import Pace
 from tests.clock import VirtualTime
 
 

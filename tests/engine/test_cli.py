@@ -13,7 +13,7 @@ from pathlib import Path
 from convy.demo.localserver import LocalServer
 from convy.demo.scripted import ScriptedModels
 from convy.demo.supportbot import SupportBot
-from convy.store.journal import FORMAT
+from convy.store.runfile import FORMAT
 
 
 def convy(

@@ -11,7 +11,7 @@ from convy.compare.statistics import PValue, Rate, Unknown
 from convy.compare.summary import Summary, Summed
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 
 def outcome(

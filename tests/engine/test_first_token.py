@@ -10,7 +10,7 @@ from convy.compare.summary import Summary, Summed
 from convy.draw.markdown import CommentMarkdown
 from convy.draw.shown import ShownRun
 from convy.play.outcome import ClaimResult, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 HELD = Verdict(holds=True, claims=(ClaimResult(claim="c", passed=True, reason="ok"),))
 

@@ -23,15 +23,16 @@ from convy.conduct.run import Clients, Run
 from convy.errors import ConfigurationError
 from convy.fakes import FakeClock, MemoryJournal
 from convy.play.agent import AgentFailure, Answer, Call, QueuedAgent, Thought, Usage
-from convy.play.busy import Busy, Pace, Patience, Places
+from convy.play.busy import Busy, Patience, Places
 from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Outcome
+from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, TokenPaths
 from convy.play.wire.tls import Tls
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
-from convy.store.journal import Limits, Provenance
+from convy.store.runfile import Limits, Provenance
 from tests.servers.agents import AgentServer, TlsFront
 from tests.servers.models import ModelServer
 

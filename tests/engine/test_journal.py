@@ -10,7 +10,9 @@ import msgspec
 import pytest
 
 from convy.play.outcome import Failed, Outcome
-from convy.store.journal import FORMAT, NewerFormat, RunInUse, RunJournal, RunSpec, ScenarioEntry, Unreadable
+from convy.store.journal import NewerFormat, RunJournal, Unreadable
+from convy.store.lock import RunInUse
+from convy.store.runfile import FORMAT, RunSpec, ScenarioEntry
 
 SPEC = RunSpec(agent="a", scenarios=(ScenarioEntry(name="s", fingerprint="f"),), repeat=2)
 

@@ -20,7 +20,7 @@ from convy.draw.links import Links
 from convy.draw.markdown import CommentMarkdown, Marker
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry, Status
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry, Status
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

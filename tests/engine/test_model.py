@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from convy.play.agent import Message, Usage
-from convy.play.busy import Busy, Pace, Patience, Places
+from convy.play.busy import Busy, Patience, Places
 from convy.play.model import Contained, Model, ModelFailure, Models, OpenAiModel, PatientModel, Reply
+from convy.play.rate import Pace
 from tests.servers.models import Canned, ModelServer, Request
 
 T = TypeVar("T")

@@ -21,11 +21,12 @@ import pytest
 from convy.fakes import FakeAgent, FakeClock
 from convy.play.agent import Message, Usage
 from convy.play.attempt import Attempt
-from convy.play.busy import Busy, Hints, Pace, Patience, Places
+from convy.play.busy import Busy, Hints, Patience, Places
 from convy.play.dialog import ChatJudge, Checked, SimulatedUser, VerdictSchema
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.model import FORMATS, Contained, Model, ModelFailure, OpenAiModel, PatientModel, Reply
 from convy.play.outcome import NoVerdict, Verdict
+from convy.play.rate import Pace
 from convy.project.scenario import Claim, Graded, Scenario
 from tests.servers.models import (
     LLAMA_CPP_JSON_SCHEMA,

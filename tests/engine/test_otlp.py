@@ -17,8 +17,9 @@ import pytest
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Reused, Span, Turn, Verdict
 from convy.play.wire.agent import JsonAgent
-from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
+from convy.store.journal import RunJournal
 from convy.store.otlp import Collector, Headers, ReceiverRefused, ReceiverUrl
+from convy.store.runfile import RunSpec, ScenarioEntry
 from convy.store.runs import Runs, StoredRun
 from convy.store.traces import RunTraces
 from tests.engine.test_cli import convy, only_run

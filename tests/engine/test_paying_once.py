@@ -151,7 +151,7 @@ def test_a_second_run_with_replay_asks_no_model_and_an_agent_changed_at_turn_2_i
     assert json.loads((again / "run.json").read_text())["spec"]["replay"] == "user"
     comment = (again / "comment.md").read_text()
     assert "2 verdicts reused" in comment and "6 turns replayed" in comment
-    assert "saved $0.0300" in comment, "each attempt: the baseline's user ($0.01) and judge ($0.005)"
+    assert "saved $0.030" in comment, "each attempt: the baseline's user ($0.01) and judge ($0.005)"
     report = (again / "report.html").read_text()
     assert (
         f"verdict reused from {baseline.name}, attempt 1" in report

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from convy.store.journal import FORMAT
+from convy.store.runfile import FORMAT
 from tests.engine.test_cli import convy, lines
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer

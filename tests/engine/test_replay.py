@@ -220,7 +220,7 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
     from convy.play.outcome import Outcome
     from convy.project.document import Declaration
     from convy.project.scenario import Scenario
-    from convy.store.journal import Limits, Provenance
+    from convy.store.runfile import Limits, Provenance
     from tests.engine.test_run import _Nothing
 
     scenario = msgspec.convert({"name": "s", "user": "u", "claims": ["c"]}, Scenario)

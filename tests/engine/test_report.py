@@ -21,13 +21,13 @@ from markdown_it import MarkdownIt
 from convy.compare.comparison import Compared, NoBaseline
 from convy.compare.gate import Gate, GateDecision
 from convy.compare.summary import Summary, Summed
+from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.report import ComparisonPage, Index, Report
-from convy.draw.shown import Amount
 from convy.draw.transcript import LIMIT, AgentMarkdown
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 BREAKOUT = "</script><script>alert(1)</script>"
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"

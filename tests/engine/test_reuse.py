@@ -110,7 +110,7 @@ def test_the_token_medians_count_only_the_attempts_that_asked_the_model() -> Non
     from convy.compare.summary import Summed
     from convy.play.agent import Usage
     from convy.play.outcome import Reused
-    from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+    from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
     def line(index: int, reused: bool, replayed: bool) -> Outcome:
         return Outcome(

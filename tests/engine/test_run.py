@@ -20,7 +20,7 @@ from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
-from convy.store.journal import Limits, Provenance
+from convy.store.runfile import Limits, Provenance
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
 

@@ -22,7 +22,7 @@ from convy.draw.report import ComparisonPage
 from convy.draw.worddiff import TOKENS, Leaves, WordDiff
 from convy.play.agent import Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 from tests.engine.test_cli import convy
 from tests.engine.test_rejudge import played, project, runs
 from tests.engine.test_report import Node, parsed

@@ -16,7 +16,7 @@ from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Table, Tally
 from convy.compare.summary import Summary, Summed
 from convy.play.outcome import ClaimResult, Outcome, Verdict
-from convy.store.journal import Against, RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import Against, RunFile, RunSpec, ScenarioEntry
 
 Side = tuple[int, int, int]
 """A staged side: one attempt, to `repeat`, to `most` (1 → repeat → most)."""

@@ -17,7 +17,8 @@ from convy.draw import tables as module
 from convy.draw.tables import ExportTable, Tables
 from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import RunJournal, RunSpec, ScenarioEntry
+from convy.store.journal import RunJournal
+from convy.store.runfile import RunSpec, ScenarioEntry
 from convy.store.runs import Runs, StoredRun
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -22,7 +22,7 @@ from convy.draw.report import Report
 from convy.errors import ConfigurationError
 from convy.play.outcome import Failed, Outcome
 from convy.project.traceurl import TraceUrl
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 from tests.engine.test_cli import convy, lines, only_run
 from tests.engine.test_report import outcome, parsed
 

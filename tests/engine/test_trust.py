@@ -18,7 +18,7 @@ from convy.compare.summary import Summary, Summed
 from convy.errors import ConfigurationError
 from convy.play.bench import FailFast
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.journal import Provenance, RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import Provenance, RunFile, RunSpec, ScenarioEntry
 from tests.engine.test_cli import convy, lines, only_run
 
 Attempt = bool | None | str

@@ -20,9 +20,9 @@ from convy.compare.gate import Gate
 from convy.compare.statistics import Averaged, Rate, Tally, Unknown, Wilson
 from convy.compare.summary import Summary, Summed
 from convy.draw.blocks import MarkdownCells
-from convy.draw.figures import Figures
+from convy.draw.notes import RunNotes
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Verdict
-from convy.store.journal import RunFile, RunSpec, ScenarioEntry
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 Said = bool | str | None
 """An attempt: held (True) or not (False), failed for a reason (a string), or no verdict (None)."""
@@ -191,11 +191,10 @@ def test_the_comment_says_when_the_pass_rate_is_averaged() -> None:
     before = run({"easy": held(3, 3), "hard": held(1, 3)})
     adaptive = run({"easy": held(3, 3), "hard": held(2, 6)}, max_repeat=6)
     fixed = run({"easy": held(3, 3), "hard": held(1, 3)})
-    gate = Gate()
     notes = []
     for now in (adaptive, fixed):
         comparison = Compared(now, before).comparison()
-        notes.append(" ".join(Figures(comparison, gate.decision(comparison), MarkdownCells()).notes()))
+        notes.append(" ".join(RunNotes(comparison, MarkdownCells()).notes()))
     assert "averaged over scenarios" in notes[0]
     assert "averaged" not in notes[1]
 

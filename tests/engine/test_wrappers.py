@@ -10,7 +10,8 @@ from typing import Self
 import pytest
 
 from convy.play.agent import AgentFailure, Answer, QueuedAgent, TimeLimited
-from convy.play.busy import Busy, GaveUp, Pace, Patience, Places
+from convy.play.busy import Busy, GaveUp, Patience, Places
+from convy.play.rate import Pace
 from tests.clock import VirtualTime
 
 

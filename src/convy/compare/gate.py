@@ -94,6 +94,15 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         """A setting as the decimal it was written as (0.05 is exactly 1/20)."""
         return Fraction(repr(value))
 
+    def beyond(self, count: int, attempts: int, most: float, rule: str, said: str) -> str:
+        """When `count` of the attempts is a larger share than `rule` allows (`most`): `said`, its
+        `{share}` the count with its share (`3 of 10 attempts (30.0%)`), and the limit passed; ""
+        within it."""
+        if Fraction(count, attempts) <= self.exact(most):
+            return ""
+        share = f"{count} of {Plural(attempts, 'attempt').text()} ({count / attempts * 100:.1f}%)"
+        return f"{said.format(share=share)}, more than {rule} {most * 100:.1f}%"
+
     def decided(self, verdict: Verdict, rule: str, explanation: str, cause: str = "") -> GateDecision:
         return GateDecision(
             verdict=verdict, rule=rule, explanation=explanation, alpha=self.alpha, cause=cause
@@ -131,27 +140,17 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 "pass rate is unknown",
                 unjudged,
             )
-        if Fraction(now.no_verdict_attempts, now.attempts) > self.exact(self.max_no_verdict):
-            share = now.no_verdict_attempts / now.attempts
-            return self.decided(
-                "inconclusive",
-                "max-no-verdict",
-                f"{now.no_verdict_attempts} of {Plural(now.attempts, 'attempt').text()} "
-                f"({share * 100:.1f}%) have no verdict, "
-                f"more than max-no-verdict {self.max_no_verdict * 100:.1f}%",
-                unjudged,
-            )
+        said = "{share} have no verdict"
+        unheard = self.beyond(
+            now.no_verdict_attempts, now.attempts, self.max_no_verdict, "max-no-verdict", said
+        )
+        if unheard:
+            return self.decided("inconclusive", "max-no-verdict", unheard, unjudged)
         failed = Cause(now.failed).text()
-        if Fraction(now.failed_attempts, now.attempts) > self.exact(self.max_failed):
-            share = now.failed_attempts / now.attempts
-            return self.decided(
-                "fail",
-                "max-failed",
-                f"the agent failed {now.failed_attempts} of {Plural(now.attempts, 'attempt').text()} "
-                f"({share * 100:.1f}%), "
-                f"more than max-failed {self.max_failed * 100:.1f}%",
-                failed,
-            )
+        said = "the agent failed {share}"
+        failing = self.beyond(now.failed_attempts, now.attempts, self.max_failed, "max-failed", said)
+        if failing:
+            return self.decided("fail", "max-failed", failing, failed)
         if not now.tally.held:
             return self.decided(
                 "fail",

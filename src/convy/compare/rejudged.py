@@ -10,7 +10,8 @@ import msgspec
 
 from convy.compare.summary import Summed
 from convy.play.outcome import Outcome
-from convy.store.journal import Rejudged, RunSpec, ScenarioEntry
+from convy.store.journal import Rejudged
+from convy.store.runfile import RunSpec, ScenarioEntry
 from convy.store.runs import StoredRun
 
 

@@ -20,7 +20,7 @@ from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
 from convy.play.budget import BUDGET
 from convy.play.outcome import Outcome
-from convy.store.journal import RunFile
+from convy.store.runfile import RunFile
 from convy.store.runs import StoredRun
 
 

@@ -16,7 +16,7 @@ from convy.compare.parts import UNHELD, FailingClaim, Party, Reason, Savings, Sc
 from convy.compare.statistics import Tally
 from convy.play.agent import Usage
 from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
-from convy.store.journal import ScenarioEntry
+from convy.store.runfile import ScenarioEntry
 
 PARTIES: tuple[str, ...] = ("agent", "user model", "judge", "busy", "convy")
 """Whose an attempt that did not hold is, in the order the comment lists them (DESIGN §13.2):

@@ -14,7 +14,7 @@ from convy.play.outcome import Outcome
 from convy.play.replay import Pairing, Pairs
 from convy.play.reuse import Verdicts
 from convy.project.scenario import Scenario
-from convy.store.journal import RunSpec
+from convy.store.runfile import RunSpec
 from convy.store.runs import StoredRun
 
 

@@ -31,16 +31,9 @@ from convy.play.rate import Pace
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
-from convy.store.journal import (
-    Limits,
-    Provenance,
-    Rejudged,
-    RunJournal,
-    RunSpec,
-    ScenarioEntry,
-    Shard,
-    Undelivered,
-)
+from convy.store.attempts import Undelivered
+from convy.store.journal import Rejudged, RunJournal
+from convy.store.runfile import Limits, Provenance, RunSpec, ScenarioEntry, Shard
 from convy.store.runs import StoredRun
 
 

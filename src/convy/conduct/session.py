@@ -23,7 +23,8 @@ from convy.project.document import Declaration
 from convy.project.project import Project
 from convy.project.shard import Slice
 from convy.project.traceurl import TraceUrl
-from convy.store.journal import Limits, NewerFormat, Provenance, RunFile, RunJournal
+from convy.store.journal import NewerFormat, RunJournal
+from convy.store.runfile import Limits, Provenance, RunFile
 from convy.store.runs import StoredRun
 
 

@@ -12,7 +12,8 @@ from convy.compare.staged import EMPTY, Stages
 from convy.compare.statistics import Tally
 from convy.compare.summary import Summary
 from convy.play.outcome import Outcome
-from convy.store.journal import Against, RunSpec, Undelivered
+from convy.store.attempts import Undelivered
+from convy.store.runfile import Against, RunSpec
 
 
 class Staging(msgspec.Struct, frozen=True):

@@ -10,6 +10,7 @@ from convy.compare.comparison import Comparison
 from convy.compare.gate import GateDecision
 from convy.draw.blocks import Excerpt
 from convy.draw.figures import Figures
+from convy.draw.notes import RunNotes
 from convy.draw.untrusted import ELLIPSIS, Untrusted
 from convy.words import Plural
 
@@ -36,18 +37,19 @@ class ConsoleText(msgspec.Struct, frozen=True):
 
     def text(self) -> str:
         figures = Figures(self.comparison, self.decision, TerminalCells())
+        notes = RunNotes(self.comparison, TerminalCells())
         comparison = self.comparison
         troubles = figures.troubles(STYLE)
         title, none = figures.troubles_heading(len(troubles.groups))
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
             f"Decided by {self.decision.rule}: {figures.explanation()}.",
-            *(f"Note: {note}." for note in figures.notes()),
+            *(f"Note: {note}." for note in notes.notes()),
         ]
         parts = ["\n".join(head), f"{title}\n{troubles.text() if troubles.groups else none}"]
         if comparison.now.parties:
             parts.append(f"Why attempts did not hold\n{figures.parties(STYLE).text()}")
-        once = figures.once()
+        once = notes.once()
         parts += [
             f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}"
             + (f"\n{once[0].upper()}{once[1:]}." if once else ""),

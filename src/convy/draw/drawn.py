@@ -20,7 +20,7 @@ import msgspec
 from convy.draw.charts import ChartHtml
 from convy.draw.markup import FactList, Html, Pill, Tag, Value
 from convy.draw.page import Cell, Grid, PageRow, Tile, View
-from convy.draw.window import WindowHtml
+from convy.draw.window import TileHtml, WindowHtml
 
 SCHEMED = re.compile(r"[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 """An address with a scheme: no link of a page has one (every link is to a place in the page or in
@@ -128,13 +128,7 @@ class MainPart(msgspec.Struct, frozen=True):
         return Tag("header", {"class": "top"}).of(*parts)
 
     def tile(self, tile: Tile) -> Html:
-        parts: list[str | Html] = [
-            Tag("div", {"class": "label"}).of(tile.label),
-            Tag("div", {"class": "value"}).of(tile.value),
-        ]
-        if tile.note:
-            parts.append(Tag("div", {"class": "note"}).of(tile.note))
-        return Tag("div", {"class": f"tile tone-{tile.tone}"}).of(*parts)
+        return TileHtml(box="tile", label="label", value="value", note="note").html(tile)
 
 
 class GridHtml(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,7 +1,8 @@
-"""Figures: every figure and list the comment shows, drawn from the Comparison and the GateDecision
-— the headline's points, the key metrics, every metric, whose fault the attempts that did not hold
-are, the regressions with their failing claims, the scenarios — each as a GroupedTable or a Listed
-(blocks.py), with how many characters of each text a cell keeps."""
+"""Figures: every figure and list the comment and the console show, drawn from the Comparison and
+the GateDecision — the headline's sentences and points, the key metrics, every metric, whose fault the
+attempts that did not hold are, the regressions with their failing claims, the scenarios — each as a
+GroupedTable or a Listed (blocks.py), with how many characters of each text a cell keeps; the notes on
+how the run was made are in notes.py."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.blocks import Cells, GroupedTable, Listed
 from convy.draw.links import Links
 from convy.draw.shown import Attributed
-from convy.words import Plural
 
 AGENT = 80
 """Characters of an agent's name in a headline."""
@@ -42,18 +42,6 @@ PARTIES: dict[str, str] = {
     "convy": "convy itself",
 }
 """Whose fault an attempt that did not hold was, as the comment names it."""
-
-
-class Dollars(msgspec.Struct, frozen=True):
-    """An amount of money in USD as the comment writes it: cents from a dollar, four decimals
-    below it, "< $0.0001" for less than that (but more than nothing)."""
-
-    amount: float
-
-    def text(self) -> str:
-        if self.amount >= 1 or self.amount == 0:
-            return f"${self.amount:,.2f}"
-        return f"${self.amount:.4f}" if self.amount >= 0.0001 else "< $0.0001"
 
 
 class Figures(msgspec.Struct, frozen=True):
@@ -104,77 +92,6 @@ class Figures(msgspec.Struct, frozen=True):
         if p.below(self.decision.alpha):
             return f"{common}, a significant {kind} ({p.text()}, below alpha {alpha})"
         return f"{common}, not significant ({p.text()}, alpha {alpha})"
-
-    def notes(self) -> tuple[str, ...]:
-        """What the reader must know about the run itself: stopped early, interrupted, a torn last
-        line, the same build of the agent for different commits, the baseline's scenarios re-judged."""
-        now = self.comparison.now
-        notes: list[str] = []
-        if now.over_budget:
-            notes.append(
-                f"stopped: {now.stop()}: {now.attempts} of "
-                f"{Plural(now.expected, 'attempt').text()} were played; the verdict is never a pass"
-            )
-        elif now.stopped and now.attempts < now.expected:
-            notes.append(
-                f"fail-fast stopped the run: {now.attempts} of "
-                f"{Plural(now.expected, 'attempt').text()} were played; "
-                "`convy resume` plays the ones missing"
-            )
-        elif now.stopped:
-            notes.append("fail-fast stopped the run, but every attempt had already started")
-        elif now.status != "finished":
-            notes.append(
-                f"the run is {now.status}: {now.attempts} of {Plural(now.expected, 'attempt').text()} "
-                "were played"
-            )
-        if now.torn:
-            notes.append("the last line of attempts.jsonl was torn (a crash mid-write) and was skipped")
-        match self.comparison.baseline:
-            case Summary(agent_version=before, sha=sha) if (
-                before and before == now.agent_version and sha and now.sha and sha != now.sha
-            ):
-                notes.append(
-                    f"both runs report agent build {self.cells.cell(before, 80)} but were made for "
-                    f"different commits ({now.sha[:7]} now, {sha[:7]} in the baseline): "
-                    "the deploy may not have rolled out yet"
-                )
-            case _:
-                pass
-        match self.comparison.baseline:
-            case Summary(rejudging=again) if again.scenarios:
-                tokens = "unknown" if again.judge_tokens is None else f"{again.judge_tokens:,}"
-                noun, their = ("scenario", "its") if again.scenarios == 1 else ("scenarios", "their")
-                notes.append(
-                    f"{again.scenarios} {noun} re-judged: only {their} claims, checks or judge changed, "
-                    f"so the baseline's {again.attempts} transcripts were judged again the way this run's "
-                    f"are (judge tokens: {tokens}; the agent was not asked)"
-                )
-            case _:
-                pass
-        if self.comparison.averaged:
-            notes.append(
-                "the scenarios have different numbers of judged attempts, so the pass rate and the drop "
-                "are averaged over scenarios: each scenario's share held, every scenario weighing the same"
-            )
-        return tuple(notes)
-
-    def once(self) -> str:
-        """What this run did not pay for again: verdicts reused, user turns replayed and what those
-        calls cost where they were first paid ("≥" when part of it is unknown, left out when all
-        of it is); "" when nothing was reused or replayed."""
-        saved = self.comparison.now.saved
-        if not saved.verdicts and not saved.turns:
-            return ""
-        parts = []
-        if saved.verdicts:
-            parts.append(f"{Plural(saved.verdicts, 'verdict').text()} reused (no judge call)")
-        if saved.turns:
-            parts.append(f"{Plural(saved.turns, 'turn').text()} replayed (no user-model call)")
-        text = "paid once: " + ", ".join(parts)
-        if saved.money or not saved.unknown:
-            text += f"; saved {'≥ ' if saved.unknown else ''}{Dollars(amount=saved.money).text()}"
-        return text
 
     def counted(self, count: int, reasons: tuple[Reason, ...]) -> str:
         if not reasons:

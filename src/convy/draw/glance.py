@@ -15,6 +15,7 @@ from convy.compare.statistics import Rate
 from convy.compare.summary import Summary
 from convy.draw.blocks import GroupedTable
 from convy.draw.figures import MESSAGE, PARTIES, REASONS, Figures
+from convy.draw.notes import RunNotes
 from convy.draw.shown import Attributed, Percent
 
 STYLE = "github"
@@ -68,7 +69,7 @@ class Keyed(msgspec.Struct, frozen=True):
             style=STYLE,
         ).text()
         lines = [self.failures(name, summary) for name, summary in runs if summary.failed]
-        once = self.figures.once()
+        once = RunNotes(self.figures.comparison, self.figures.cells).once()
         if once:
             lines.append(f"- {once}")
         if any(len(build) > BUILD for build in builds):

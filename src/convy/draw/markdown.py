@@ -26,6 +26,7 @@ from convy.draw.blocks import Limit, Listed, MarkdownCells
 from convy.draw.figures import Figures
 from convy.draw.glance import Causes, Keyed
 from convy.draw.links import Links
+from convy.draw.notes import RunNotes
 from convy.words import Plural
 
 VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
@@ -90,7 +91,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
             f"**Decided by `{self.decision.rule}`:** {figures.explanation()}.",
-            *(f"⚠️ {note[0].upper()}{note[1:]}." for note in figures.notes()),
+            *(f"⚠️ {note[0].upper()}{note[1:]}." for note in RunNotes(comparison, figures.cells).notes()),
         ]
         if attention.items or self.decision.on_drop or (verdict != "pass" and not comparison.now.parties):
             parts += [f"### {heading}", shown if attention.items else none]

@@ -81,6 +81,10 @@ class Figure(msgspec.Struct, frozen=True, kw_only=True):
         most = Amount(value=self.spread.most, unit=self.unit).text()
         return f"p90 {p90} · max {most}"
 
+    def tile(self, label: str) -> Tile:
+        """The figure at the top of a page: its median, its p90 and max under it."""
+        return Tile(label=label, value=self.median(), note=self.rest())
+
     def line(self) -> str:
         if not self.spread.count:
             return "unknown"
@@ -276,32 +280,16 @@ class ShownRun(msgspec.Struct, frozen=True, kw_only=True):
                 value=Percent(number=s.pass_k).value(),
                 note=f"every one of {Plural(s.repeat, 'attempt').text()} of a scenario holds",
             ),
-            Tile(
-                label="Attempt time, median",
-                value=Figure(spread=s.attempt_seconds, unit="s").median(),
-                note=Figure(spread=s.attempt_seconds, unit="s").rest(),
-            ),
-            Tile(
-                label="Turn time, median",
-                value=Figure(spread=s.turn_seconds, unit="s").median(),
-                note=Figure(spread=s.turn_seconds, unit="s").rest(),
-            ),
+            Figure(spread=s.attempt_seconds, unit="s").tile("Attempt time, median"),
+            Figure(spread=s.turn_seconds, unit="s").tile("Turn time, median"),
             *(
                 (
-                    Tile(
-                        label="Time to first token, median",
-                        value=Figure(spread=s.first_seconds, unit="s").median(),
-                        note=Figure(spread=s.first_seconds, unit="s").rest(),
-                    ),
+                    Figure(spread=s.first_seconds, unit="s").tile("Time to first token, median"),
                 )
                 if s.first_seconds.count
                 else ()
             ),
-            Tile(
-                label="Turns per attempt, median",
-                value=Figure(spread=s.turns, unit="").median(),
-                note=Figure(spread=s.turns, unit="").rest(),
-            ),
+            Figure(spread=s.turns, unit="").tile("Turns per attempt, median"),
             Tile(
                 label="Agent tokens per attempt, median",
                 value=f"{agent_in} in" if s.agent_input_tokens.count else "unknown",

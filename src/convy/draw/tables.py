@@ -185,9 +185,7 @@ class Tables(msgspec.Struct, frozen=True):
                     decided = ("failed", False, reason)
                 case NoVerdict(reason=reason):
                     decided = ("no_verdict", None, reason)
-            agent = AgentTokens(outcome.turns).usage()
-            user = outcome.user_usage or Usage()
-            judge = outcome.judge_usage or Usage()
+            agent, user, judge = (usage for _, usage in self._spent(outcome))
             yield AttemptRow(
                 run=self.summary.run,
                 agent=self.summary.agent,
@@ -277,42 +275,39 @@ class Tables(msgspec.Struct, frozen=True):
                     yield self._step(outcome, number, position, step)
 
     def _step(self, outcome: Outcome, turn: int, position: int, step: Thought | Call) -> StepRow:
+        kind: Literal["thought", "call"]
+        said: str | None
+        called: tuple[str | None, str | None, str | None] = (None, None, None)
         match step:
             case Thought(text=text):
-                return StepRow(
-                    run=self.summary.run,
-                    scenario=outcome.scenario,
-                    index=outcome.index,
-                    turn=turn,
-                    step=position,
-                    type="thought",
-                    name=None,
-                    arguments=None,
-                    result=None,
-                    text=text,
-                )
+                kind, said = "thought", text
             case Call(name=name, arguments=arguments, result=result):
-                return StepRow(
-                    run=self.summary.run,
-                    scenario=outcome.scenario,
-                    index=outcome.index,
-                    turn=turn,
-                    step=position,
-                    type="call",
-                    name=name,
-                    arguments=arguments or None,
-                    result=result or None,
-                    text=None,
-                )
+                kind, said = "call", None
+                called = (name, arguments or None, result or None)
+        return StepRow(
+            run=self.summary.run,
+            scenario=outcome.scenario,
+            index=outcome.index,
+            turn=turn,
+            step=position,
+            type=kind,
+            name=called[0],
+            arguments=called[1],
+            result=called[2],
+            text=said,
+        )
+
+    def _spent(self, outcome: Outcome) -> tuple[tuple[Literal["agent", "user", "judge"], Usage], ...]:
+        """The tokens each party spent on the attempt, the agent's added up over its turns."""
+        return (
+            ("agent", AgentTokens(outcome.turns).usage()),
+            ("user", outcome.user_usage or Usage()),
+            ("judge", outcome.judge_usage or Usage()),
+        )
 
     def usage(self) -> Iterator[UsageRow]:
         for outcome in self.run.outcomes():
-            spent: tuple[tuple[Literal["agent", "user", "judge"], Usage], ...] = (
-                ("agent", AgentTokens(outcome.turns).usage()),
-                ("user", outcome.user_usage or Usage()),
-                ("judge", outcome.judge_usage or Usage()),
-            )
-            for participant, usage in spent:
+            for participant, usage in self._spent(outcome):
                 yield UsageRow(
                     run=self.summary.run,
                     scenario=outcome.scenario,

@@ -172,13 +172,7 @@ class WindowHtml(msgspec.Struct, frozen=True):
         )
 
     def failing(self, f: Tile) -> Html:
-        parts: list[str | Html] = [
-            Tag("div", {"class": "text"}).of(f.label),
-            Tag("div", {"class": "count"}).of(f.value),
-        ]
-        if f.note:
-            parts.append(Tag("div", {"class": "reason"}).of(f.note))
-        return Tag("div", {"class": f"claim tone-{f.tone}"}).of(*parts)
+        return TileHtml(box="claim", label="text", value="count", note="reason").html(f)
 
 
 class Windows(msgspec.Struct, frozen=True):
@@ -251,3 +245,22 @@ class Windows(msgspec.Struct, frozen=True):
             failing=failing,
             attempts=attempts,
         )
+
+
+class TileHtml(msgspec.Struct, frozen=True, kw_only=True):
+    """A Tile as HTML: a box coloured by its tone holding its label, its value and, when it has one,
+    its note, each a div of the class named here."""
+
+    box: str
+    label: str
+    value: str
+    note: str
+
+    def html(self, tile: Tile) -> Html:
+        parts: list[str | Html] = [
+            Tag("div", {"class": self.label}).of(tile.label),
+            Tag("div", {"class": self.value}).of(tile.value),
+        ]
+        if tile.note:
+            parts.append(Tag("div", {"class": self.note}).of(tile.note))
+        return Tag("div", {"class": f"{self.box} tone-{tile.tone}"}).of(*parts)

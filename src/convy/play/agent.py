@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
 from types import TracebackType
 from typing import Literal, Protocol, Self
@@ -188,18 +189,25 @@ class Forwarded:
         return self._agent.model()
 
 
-class TimeLimited(Forwarded):
+class WrappedAgent(Forwarded):
+    """The same agent, each of its conversations wrapped by `wrap` as it is made."""
+
+    def __init__(self, agent: Agent, wrap: Callable[[Conversation], Conversation]) -> None:
+        super().__init__(agent)
+        self._wrap = wrap
+
+    def conversation(self, key: str) -> Conversation:
+        return self._wrap(self._agent.conversation(key))
+
+
+class TimeLimited(WrappedAgent):
     """The same agent with a time limit, in seconds, on opening a conversation, on each turn, and on
     closing: one that runs out is AgentFailure("timeout")."""
 
     def __init__(self, agent: Agent, seconds: float) -> None:
         if seconds <= 0:
             raise ValueError("a time limit must be longer than 0 seconds")
-        super().__init__(agent)
-        self._seconds = seconds
-
-    def conversation(self, key: str) -> Conversation:
-        return TimeLimitedConversation(self._agent.conversation(key), self._seconds)
+        super().__init__(agent, functools.partial(TimeLimitedConversation, seconds=seconds))
 
 
 class TimeLimitedConversation:
@@ -237,7 +245,7 @@ class TimeLimitedConversation:
             raise AgentFailure("timeout", f"no answer within {self._seconds:g} s") from None
 
 
-class QueuedAgent(Forwarded):
+class QueuedAgent(WrappedAgent):
     """The same agent within its Places: each conversation holds one place from opening to closing
     (so at most `at_once` are open, fewer while the agent is busy), and its opening and each turn
     are sent through the places' rate, again while the agent is Busy (429/503, refused unprocessed)
@@ -245,11 +253,7 @@ class QueuedAgent(Forwarded):
     convy.play.busy.GaveUp: the attempt has NoVerdict (`agent_busy`)."""
 
     def __init__(self, agent: Agent, places: Places) -> None:
-        super().__init__(agent)
-        self._places = places
-
-    def conversation(self, key: str) -> Conversation:
-        return QueuedConversation(self._agent.conversation(key), self._places)
+        super().__init__(agent, functools.partial(QueuedConversation, places=places))
 
 
 class QueuedConversation:

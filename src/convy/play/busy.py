@@ -292,29 +292,20 @@ class Places:
         again while it raises Busy and patience lasts; GaveUp when patience ran out. Any other
         error comes out at once. The first try is made directly; the retry loop starts only if it
         was refused (most requests never are), as if that refusal had been its first try."""
-        start = self._patience.clock.now()
-        refused: Busy | None = None
-        try:
-            async with self.held():
-                return await self._once(call)
-        except Busy as busy:
-            refused = busy
-        async for attempt in self._patience.retrying(start):
-            with attempt:
-                if refused is not None:
-                    first, refused = refused, None
-                    raise first
-                async with self.held():
-                    return await self._once(call)
-        raise RuntimeError("the retry loop ended without a result")
+        return await self._retried(call, placed=True)
 
     async def within(self, call: Callable[[], Awaitable[T]]) -> T:
         """As `send`, for a caller that already holds a place (`held`): only the rate and the
         retries; the caller's place stays taken while it waits."""
+        return await self._retried(call, placed=False)
+
+    async def _retried(self, call: Callable[[], Awaitable[T]], placed: bool) -> T:
+        """`call()` tried, each try with a place of its own when `placed`, again while it raises
+        Busy and patience lasts."""
         start = self._patience.clock.now()
         refused: Busy | None = None
         try:
-            return await self._once(call)
+            return await self._tried(call, placed)
         except Busy as busy:
             refused = busy
         async for attempt in self._patience.retrying(start):
@@ -322,8 +313,14 @@ class Places:
                 if refused is not None:
                     first, refused = refused, None
                     raise first
-                return await self._once(call)
+                return await self._tried(call, placed)
         raise RuntimeError("the retry loop ended without a result")
+
+    async def _tried(self, call: Callable[[], Awaitable[T]], placed: bool) -> T:
+        if not placed:
+            return await self._once(call)
+        async with self.held():
+            return await self._once(call)
 
     async def _once(self, call: Callable[[], Awaitable[T]]) -> T:
         lowered = self._lowered

@@ -14,7 +14,8 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
-from convy.project.settings import Settings, Sources
+from convy.project.settings import Settings
+from convy.project.sources import Sources
 
 
 class PythonFile(msgspec.Struct, frozen=True):

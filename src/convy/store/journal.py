@@ -1,15 +1,13 @@
-"""The run's folder as it is written: RunSpec (what was asked for), Provenance, RunFile (run.json) —
-run.json's records, kept in runfile.py and handed on from here — and RunJournal (a Journal), which
-writes the folder and holds run.lock while it plays. Read back, attempts.jsonl counts each
-(scenario, index) once: a malformed line, a line for an attempt the run does not have (run.json's
-Roster) or a second line for the same attempt is skipped, and reported as Damage, as is a missing
-attempts.jsonl beside a run.json."""
+"""The run's folder as it is written and read back: run.json, attempts.jsonl and rejudged.jsonl in
+one place, written while the run plays and read by everything after it. Its parts are handed on from
+here, so the run folder has one door: run.json's records (runfile.py), how attempts.jsonl's lines are
+counted (attempts.py: each (scenario, index) once, every line not counted reported as Damage, as is a
+missing attempts.jsonl beside a run.json) and run.lock, held while the run plays (lock.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -18,63 +16,20 @@ from typing import IO
 import msgspec
 
 from convy.data import Data
-from convy.play.outcome import STAMP, Failed, Outcome
+from convy.play.outcome import STAMP, Outcome
 from convy.store.atomic import AtomicFile
+from convy.store.attempts import AttemptLines, Damage
+from convy.store.lock import RunLock
 from convy.store.runfile import (
     FORMAT,
-    Against,
     Header,
     Interruption,
-    Limits,
-    Merged,
-    MergedShard,
-    Provenance,
     Roster,
     RunFile,
     RunSpec,
-    ScenarioEntry,
-    Shard,
-    Status,
 )
 
-# run.json's records are handed on: the run folder's format has one door
-__all__ = [
-    "Against",
-    "Appended",
-    "Damage",
-    "FORMAT",
-    "Header",
-    "Interruption",
-    "Limits",
-    "Merged",
-    "MergedShard",
-    "NewerFormat",
-    "Provenance",
-    "Rejudged",
-    "Roster",
-    "RunFile",
-    "RunInUse",
-    "RunJournal",
-    "RunSpec",
-    "ScenarioEntry",
-    "Shard",
-    "Status",
-    "Undelivered",
-    "Unreadable",
-]
-
-
-class Damage(Data, frozen=True, kw_only=True):
-    """A line of attempts.jsonl that is not counted, and why (1-based line number; 0: the whole
-    file, e.g. missing)."""
-
-    line: int
-    why: str
-
-    def text(self) -> str:
-        if not self.line:
-            return f"attempts.jsonl: {self.why}"
-        return f"attempts.jsonl line {self.line}: {self.why}"
+# run.json's records, the attempt lines' and the lock's are handed on: the run folder has one door
 
 
 class Unreadable(ValueError):
@@ -89,10 +44,6 @@ class Rejudged(Data, frozen=True, kw_only=True):
     """The baseline run's id (its folder's name)."""
     judge_model: str = ""
     outcome: Outcome
-
-
-class RunInUse(Exception):
-    """Another process is playing this run folder (it holds run.lock)."""
 
 
 class NewerFormat(Exception):
@@ -223,45 +174,8 @@ class RunJournal:
             return
         except OSError as error:
             raise Unreadable(f"{self.attempts} cannot be read: {self._why(error)}") from None
-        roster = self._roster()
-        decoder = msgspec.json.Decoder(Outcome)
-        seen: dict[tuple[str, int], int] = {}
-        undelivered: dict[tuple[str, int], tuple[int, Outcome]] = {}
         with stream:
-            for number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    outcome = decoder.decode(line)
-                except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                    torn = not line.endswith(b"\n")
-                    kind = "torn (a crash while writing it)" if torn else "malformed"
-                    yield number, f"{kind}, skipped: {self._short(str(error))}"
-                    continue
-                stray = roster.stray(outcome.scenario, outcome.index)
-                if stray:
-                    yield number, f"{self._short(stray)}, skipped"
-                    continue
-                key = (outcome.scenario, outcome.index)
-                if key in undelivered:
-                    # a later line supersedes a not_delivered one: that play never reached the agent
-                    del undelivered[key]
-                    seen[key] = number
-                first = seen.setdefault(key, number)
-                if first == number and Undelivered(outcome).undelivered:
-                    undelivered[key] = (number, outcome)
-                    continue
-                if first != number:
-                    yield (
-                        number,
-                        (
-                            f"a second line for {outcome.scenario!r} attempt {outcome.index + 1} "
-                            f"(the first, on line {first}, counts), skipped"
-                        ),
-                    )
-                    continue
-                yield number, outcome
-        yield from undelivered.values()
+            yield from AttemptLines(self._roster()).read(stream)
 
     def _roster(self) -> Roster:
         """The attempts run.json says the run may hold; empty (any) when it is absent or unreadable
@@ -272,9 +186,6 @@ class RunJournal:
             return self.header().spec.roster()
         except (Unreadable, NewerFormat):
             return Roster()
-
-    def _short(self, text: str) -> str:
-        return text if len(text) <= 120 else text[:119] + "…"
 
     def torn(self) -> bool:
         """Whether the last line of attempts.jsonl is torn."""
@@ -311,38 +222,11 @@ class RunJournal:
                 stream.truncate(data.rfind(b"\n") + 1)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold run.lock (an flock) while playing; the file is removed before it is let go. A lock
-        taken on a file that was removed meanwhile (by the holder ending) is taken again on the
-        new one, so two processes never both hold the folder."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / "run.lock"
-        while True:
-            lock = path.open("a+b")
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as error:
-                lock.close()
-                raise RunInUse(f"{self.folder} is being played by another process") from error
-            try:
-                same = os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            lock.close()
-        try:
-            yield
-        finally:
-            path.unlink(missing_ok=True)
-            lock.close()
-
-    @contextlib.contextmanager
     def play(self, spec: RunSpec, agent_version: str = "") -> Iterator[Appended]:
         """Hold the folder while it plays: run.json `running`, then `finished` (`stopped` with its
         cause when the Appended was stopped); `interrupted` on Ctrl+C, SIGTERM or any error, which is
         re-raised. An existing run keeps its start, and its agent version unless a new one is given."""
-        with self._locked():
+        with RunLock(self.folder).held():
             earlier = self.header() if self.run_file.exists() else None
             started = (
                 earlier.started
@@ -389,17 +273,3 @@ class RunJournal:
                 )
             )
 
-
-class Undelivered(msgspec.Struct, frozen=True):
-    """Whether an attempt's line says its play never reached the agent (`not_delivered`): such an
-    attempt is played again by a resume, and its line superseded by the new one."""
-
-    outcome: Outcome
-
-    @property
-    def undelivered(self) -> bool:
-        match self.outcome.decision:
-            case Failed(reason="not_delivered"):
-                return True
-            case _:
-                return False

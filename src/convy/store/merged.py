@@ -12,7 +12,8 @@ import msgspec
 
 from convy.errors import ConfigurationError
 from convy.play.outcome import Outcome
-from convy.store.journal import FORMAT, Merged, MergedShard, RunFile, RunJournal, RunSpec, Shard
+from convy.store.journal import RunJournal
+from convy.store.runfile import FORMAT, Merged, MergedShard, RunFile, RunSpec, Shard
 from convy.store.runs import Runs, StoredRun
 
 WHERE = "merge"

@@ -18,7 +18,8 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.spec import HeaderName
-from convy.store.traces import AttemptTrace, TraceSpan
+from convy.store.spans import TraceSpan
+from convy.store.traces import AttemptTrace
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan

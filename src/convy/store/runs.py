@@ -12,7 +12,9 @@ import msgspec
 
 from convy.data import Data
 from convy.play.outcome import Outcome
-from convy.store.journal import Damage, NewerFormat, RunFile, RunJournal
+from convy.store.attempts import Damage
+from convy.store.journal import NewerFormat, RunJournal
+from convy.store.runfile import RunFile
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]+")
 """A run id, as a run's folder is named when it is made: UTC time and a short random part."""
