@@ -17,6 +17,7 @@ from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.data import Data, Tagged
+from convy.errors import ConvyError
 
 Status = Literal[
     "regressed",
@@ -127,7 +128,7 @@ class Comparison(Data, frozen=True, kw_only=True):
         return tuple(sorted(self.scenarios, key=lambda s: ORDER[s.status]))
 
 
-class RunsDiffer(ValueError):
+class RunsDiffer(ConvyError, ValueError):
     """The two runs cannot be compared (different agents)."""
 
 

@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Literal, Protocol, Self
 
 from convy.data import Data, Tagged
+from convy.errors import ConvyError
 from convy.play.busy import Places
 
 
@@ -70,7 +71,7 @@ class Answer(Data, frozen=True, kw_only=True):
     answer was not streamed."""
 
 
-class AgentFailure(Exception):
+class AgentFailure(ConvyError):
     """The agent failed a turn (HTTP 500, a timeout, an answer convy cannot read...): the attempt is
     Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
 
@@ -88,7 +89,7 @@ class AgentFailure(Exception):
         """The agent's own words: the message of its error answer (one line, secrets masked)."""
 
 
-class SessionNotEnded(Exception):
+class SessionNotEnded(ConvyError):
     """Closing a conversation could not end the agent's own session (`session.end` failed): a
     warning on the attempt, never a failure — the dialogue already happened."""
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.rate import Pace
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Busy(Exception):
+class Busy(ConvyError):
     """The service refused the request before acting on it (HTTP 429 or 503), or — for a model,
     whose calls have no side effects — failed in a way worth asking again (5xx, a timeout, a
     connection refused or reset): it may be sent again. `retry_after` is the wait in seconds the
@@ -52,7 +53,7 @@ class Busy(Exception):
         self.kind = kind
 
 
-class GaveUp(Exception):
+class GaveUp(ConvyError):
     """A participant's patience ran out while its service stayed busy; `busy` is the last refusal,
     `seconds` how long it actually waited (from its first try to giving up), `patience` how long
     it would have. For an agent the attempt has NoVerdict (`agent_busy`); for a model it is a

@@ -14,6 +14,7 @@ import httpx
 import msgspec
 
 from convy.data import Data
+from convy.errors import ConvyError
 from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
 from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
@@ -32,7 +33,7 @@ class Reply(Data, frozen=True, kw_only=True):
     usage: Usage | None = None
 
 
-class ModelFailure(Exception):
+class ModelFailure(ConvyError):
     """The simulated user's or the judge's model failed, stayed busy, or answered something convy
     cannot use: the attempt gets NoVerdict. `kind` says which (`failure`, `timeout`, `busy`,
     `context`: the request does not fit the model's context, `unreadable`: a judge reply that

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.agent import Message
 
 
-class PathMissing(Exception):
+class PathMissing(ConvyError):
     """Nothing is at `path` in the JSON it was looked up in: `segment` is the part that was missing."""
 
     def __init__(self, path: str, segment: str) -> None:

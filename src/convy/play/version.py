@@ -10,7 +10,7 @@ import ssl
 import httpx
 import msgspec
 
-from convy.errors import ConfigurationError
+from convy.errors import ConfigurationError, ConvyError
 from convy.play.busy import Clock
 from convy.play.template import Path, PathMissing
 
@@ -20,7 +20,7 @@ EVERY = 10.0
 """Seconds between two polls."""
 
 
-class Unread(Exception):
+class Unread(ConvyError):
     """The version URL did not answer with a build (an error status, no connection)."""
 
 

@@ -18,6 +18,7 @@ from typing import IO
 import msgspec
 
 from convy.data import Data
+from convy.errors import ConvyError
 from convy.play.outcome import STAMP, Failed, Outcome
 from convy.store.atomic import AtomicFile
 from convy.store.runfile import (
@@ -77,7 +78,7 @@ class Damage(Data, frozen=True, kw_only=True):
         return f"attempts.jsonl line {self.line}: {self.why}"
 
 
-class Unreadable(ValueError):
+class Unreadable(ConvyError, ValueError):
     """run.json cannot be read (truncated, not JSON, not a run); the message says which folder."""
 
 
@@ -91,11 +92,11 @@ class Rejudged(Data, frozen=True, kw_only=True):
     outcome: Outcome
 
 
-class RunInUse(Exception):
+class RunInUse(ConvyError):
     """Another process is playing this run folder (it holds run.lock)."""
 
 
-class NewerFormat(Exception):
+class NewerFormat(ConvyError):
     """The folder was written by a newer convy: its format is newer than this code's."""
 
     def __init__(self, folder: Path, found: int) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 
-from convy.errors import ConfigurationError
+from convy.errors import ConfigurationError, ConvyError
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.spec import HeaderName
 from convy.store.traces import AttemptTrace, TraceSpan
@@ -29,7 +29,7 @@ ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+")
 PATH = "/v1/traces"
 
 
-class ReceiverRefused(Exception):
+class ReceiverRefused(ConvyError):
     """The receiver did not take the spans (its answer's status and message, or why it could not be
     reached); every span sent before stays sent."""
 

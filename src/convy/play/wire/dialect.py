@@ -11,6 +11,7 @@ from typing import Protocol
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.agent import Message
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
@@ -28,7 +29,7 @@ class Ask(msgspec.Struct, frozen=True, kw_only=True):
     carry: str = ""
 
 
-class Resend(Exception):
+class Resend(ConvyError):
     """The dialect learned how the agent must be spoken to (A2A's version) from an answer that
     refused the turn unprocessed: the turn is sent again, once, in the form learned."""
 
