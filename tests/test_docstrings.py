@@ -11,38 +11,67 @@ MOST_NAMED = 2
 """How many of its own classes a module's docstring may name: its central one or two, never a list."""
 MOST_LINES = 4
 """How many lines the docstring's first paragraph, what the module is for, may take."""
-BEING_SPLIT = {"convy/project/settings.py"}
-"""Modules whose docstring a parallel change rewrites with the module: checked once it lands."""
+REWRITTEN_ELSEWHERE = {
+    "convy/store/journal.py": "lines",
+    "convy/store/traces.py": "lines",
+}
+"""Modules whose docstring a parallel change rewrites with the module, and the rule each breaks until
+then; an entry whose module keeps the rule fails the test, so that it is taken out."""
 
 
-def modules() -> list[tuple[str, ast.Module]]:
-    return [(str(p.relative_to(SRC)), ast.parse(p.read_text())) for p in sorted(SRC.rglob("*.py"))]
+def modules() -> dict[str, str]:
+    return {
+        str(path.relative_to(SRC)): ast.get_docstring(ast.parse(path.read_text())) or ""
+        for path in SRC.rglob("*.py")
+    }
+
+
+def own_classes(name: str) -> set[str]:
+    tree = ast.parse((SRC / name).read_text())
+    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def named(name: str, text: str) -> list[str]:
+    """The module's own top-level classes its docstring names."""
+    return sorted(c for c in own_classes(name) if re.search(rf"(?<![\w.]){re.escape(c)}\b", text))
+
+
+def first_lines(text: str) -> int:
+    return len(text.split("\n\n")[0].splitlines())
+
+
+def breaks(name: str, text: str) -> set[str]:
+    return ({"names"} if len(named(name, text)) > MOST_NAMED else set()) | (
+        {"lines"} if first_lines(text) > MOST_LINES else set()
+    )
 
 
 def test_every_module_says_what_it_is_for() -> None:
-    missing = [name for name, tree in modules() if not (ast.get_docstring(tree) or "").strip()]
+    missing = [name for name, text in modules().items() if not text.strip()]
     assert missing == []
 
 
 def test_module_docstrings_do_not_list_their_classes() -> None:
-    listing = {}
-    for name, tree in modules():
-        if name in BEING_SPLIT:
-            continue
-        text = ast.get_docstring(tree) or ""
-        own = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
-        named = sorted(c for c in own if re.search(rf"(?<![\w.]){re.escape(c)}\b", text))
-        if len(named) > MOST_NAMED:
-            listing[name] = named
-    assert listing == {}, f"module docstrings listing their classes: {listing}"
+    listing = {
+        name: named(name, text)
+        for name, text in modules().items()
+        if "names" in breaks(name, text) and REWRITTEN_ELSEWHERE.get(name) != "names"
+    }
+    assert listing == {}, f"module docstrings naming more than {MOST_NAMED} of their classes: {listing}"
 
 
 def test_module_docstrings_start_with_a_short_paragraph() -> None:
-    long = {}
-    for name, tree in modules():
-        if name in BEING_SPLIT:
-            continue
-        first = (ast.get_docstring(tree) or "").split("\n\n")[0]
-        if len(first.splitlines()) > MOST_LINES:
-            long[name] = len(first.splitlines())
+    long = {
+        name: first_lines(text)
+        for name, text in modules().items()
+        if "lines" in breaks(name, text) and REWRITTEN_ELSEWHERE.get(name) != "lines"
+    }
     assert long == {}, f"say what the module is for in {MOST_LINES} lines at most: {long}"
+
+
+def test_only_modules_that_break_a_rule_wait_for_their_rewrite() -> None:
+    texts = modules()
+    kept = {
+        name for name, rule in REWRITTEN_ELSEWHERE.items() if rule not in breaks(name, texts.get(name, ""))
+    }
+    assert kept == set(), f"take these out of REWRITTEN_ELSEWHERE: {sorted(kept)}"

@@ -1,7 +1,7 @@
-"""The agent interface — Agent, Conversation — and what a turn gives back: Answer, Usage, the
-answer's steps (Thought, Call); AgentFailure; and the agent's wrappers TimeLimited (a time limit
-on opening, each turn and closing) and QueuedAgent (a place per conversation, turns sent within the
-agent's rate and patience)."""
+"""What convy plays against: the agent interface, what one turn of a conversation gives back (the
+answer, its token usage, the steps the agent reported), how a turn fails, and the wrappers every
+agent is played through — a time limit on opening, each turn and closing, and a place per
+conversation with turns sent within the agent's rate and patience."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""Busy, which an agent, model or judge raises when its service refused a request unprocessed (or,
-for a model, failed in a way worth asking again); RetryAfter, the wait such a service asked for, and
-Hints, every header a busy service may say it in; Clock, the time patience is counted in; Patience,
-how long a participant waits for a busy service, and GaveUp when it is over; Places, a participant's
-requests at once and per minute (a Pace, rate.py), fewer at once while its service is busy, which
-sends and retries them as its patience allows."""
+"""Busy services and how long each participant waits for them: what an agent, model or judge raises
+when its service refused a request unprocessed (or, for a model, failed in a way worth asking
+again), the wait such a service asked for and every header it may say it in, and when patience is
+over.
+
+A participant's requests at once and per minute (a pace, rate.py) are sent and retried through
+places of its own, fewer at once while its service is busy, as its patience allows; patience is
+counted on a clock, the real one or a fake in tests."""
 
 from __future__ import annotations
 

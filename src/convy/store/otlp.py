@@ -1,8 +1,10 @@
-"""Collector: a run's traces (traces.py) sent to an OpenTelemetry collector over OTLP/HTTP
-(`POST <url>/v1/traces`, protobuf) by the official SDK's exporter — the spans handed to it as the
-SDK's ReadableSpans with their recorded ids, so nothing here writes protobuf (decision 34). The
-OpenTelemetry packages are the `otel` extra, imported only when a run is sent. ReceiverUrl (the URL
-checked) and Headers (`Name: value` lines, for a receiver that needs a key) come before any request."""
+"""A run's traces (traces.py) sent to an OpenTelemetry collector over OTLP/HTTP (`POST
+<url>/v1/traces`, protobuf) by the official SDK's exporter: the spans handed to it as the SDK's
+ReadableSpans with their recorded ids, so nothing here writes protobuf (decision 34).
+
+The OpenTelemetry packages are the `otel` extra, imported only when a run is sent. The receiver's
+URL and its headers (`Name: value` lines, for a receiver that needs a key) are checked before any
+request."""
 
 from __future__ import annotations
 

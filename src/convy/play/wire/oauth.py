@@ -1,7 +1,7 @@
-"""OAuth2 client credentials (RFC 6749 §4.4): AccessToken, one access token for the whole run, shared by
-every conversation — fetched before the first attempt (a refusal is a ConfigurationError quoting the
-token endpoint, exit 2 before any agent request), renewed before `expires_in` runs out, and renewed
-once after the agent refuses it (401)."""
+"""OAuth2 client credentials (RFC 6749 §4.4): one access token for the whole run, shared by every
+conversation — fetched before the first attempt (a refusal is a ConfigurationError quoting the token
+endpoint, exit 2 before any agent request), renewed before `expires_in` runs out, and renewed once
+after the agent refuses it (401)."""
 
 from __future__ import annotations
 
