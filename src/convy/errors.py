@@ -2,7 +2,7 @@
 ConvyError, so `except ConvyError` holds them all. Each is defined in the module that raises it (the
 module named first on its line below); two are ValueErrors too, as readers of run folders catch them so.
 
-    ConvyError                   errors: the base of every exception the engine raises on purpose
+    ConvyError                    errors: the base of every exception the engine raises on purpose
      ├── ConfigurationError       errors: a file or a setting to fix, found before anything is played (exit 2)
      ├── AgentFailure             play.agent: the agent failed a turn (an error status, a timeout, an answer
      │                            that cannot be read); the attempt is Failed
