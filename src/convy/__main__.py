@@ -1,4 +1,4 @@
-"""python -m convy."""
+"""`python -m convy`: the convy command, run as a module."""
 
 import sys
 

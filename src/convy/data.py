@@ -1,4 +1,5 @@
-"""The base Structs every record of convy derives from."""
+"""The bases every record of convy derives from: what convy writes and reads back, a member of a
+closed union told apart by its tag, and what a user declares in a file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Fakes: simple working objects for every interface — FakeAgent, Echo, FakeModel, FakeJudge,
-MemoryJournal, FakeClock. They are public, so a user can test their own wiring with them."""
+"""Simple working stand-ins for every interface the engine plays through: the agent, the models, the
+judge, the journal and the clock. They are public, so a user can test their own wiring with them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""How convy says things in its messages: Plural, a number with its noun agreeing ("1 turn",
-"2 turns"); Shortened, a text cut at a word boundary with "…" — the base every stage's messages may
-use."""
+"""How convy says things in its messages: a number with its noun agreeing ("1 turn", "2 turns"), a
+text cut at a word boundary with "…" — the base every stage's messages may use."""
 
 from __future__ import annotations
 

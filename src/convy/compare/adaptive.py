@@ -1,6 +1,6 @@
-"""Adaptive repeats in two rounds (docs/decisions/0017): when a scenario is unclear (Unclear, which
-the staged design of decision 28 still uses at `repeat`), and the exact stratified test's table for
-a scenario of a run played that way (Designed) — how run folders from before decision 28 are read.
+"""How a run folder played with adaptive repeats in two rounds (docs/decisions/0017), from before
+decision 28, is read: when a scenario was unclear, a rule the staged design still uses at `repeat`,
+and the exact stratified test's table for a scenario played that way.
 
 The rule looks only at a scenario's total: after the first `repeat` attempts of the run, the
 scenario is unclear when, over both runs together, at least one attempt held and at most half did.

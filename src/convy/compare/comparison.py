@@ -1,8 +1,11 @@
-"""Comparison: a run against its baseline — each scenario's status (DESIGN §13.2: regressed, lower,
-improved, higher, unchanged, new, removed, changed, not played) with its one-sided Fisher p-value,
-whether the overall change is real by the exact stratified test over the scenarios common, unchanged
-and judged in both, the drop over exactly those scenarios as an exact fraction of counts (each
-scenario weighing the same in both runs: decision 27), and the deltas of times and tokens."""
+"""How a run compares with its baseline (DESIGN §13.2), scenario by scenario and as a whole: each
+scenario's status with its one-sided Fisher p-value, whether the overall change is real, the drop in
+pass rate, and the deltas of times and tokens.
+
+The statuses are regressed, lower, improved, higher, unchanged, new, removed, changed and not
+played. The overall change is judged by the exact stratified test over the scenarios common,
+unchanged and judged in both runs, and the drop is taken over exactly those scenarios as an exact
+fraction of counts, each scenario weighing the same in both runs (decision 27)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
 from convy.data import Data, Tagged
+from convy.errors import ConvyError
 
 Status = Literal[
     "regressed",
@@ -127,7 +131,7 @@ class Comparison(Data, frozen=True, kw_only=True):
         return tuple(sorted(self.scenarios, key=lambda s: ORDER[s.status]))
 
 
-class RunsDiffer(ValueError):
+class RunsDiffer(ConvyError, ValueError):
     """The two runs cannot be compared (different agents)."""
 
 

@@ -1,8 +1,9 @@
-"""Gate: the comparison's verdict — pass, fail or inconclusive — with the rule that decided, the
-numbers behind it and the commonest cause (DESIGN §13.2, §14.3): inconclusive when nothing was judged
-or too many attempts have no verdict; fail when the agent failed too many attempts, when no judged
-attempt held, when the pass rate is under the floor, or when the drop is more than allowed and
-significant; else pass.
+"""Whether a pull request passes (DESIGN §13.2, §14.3): the comparison's verdict — pass, fail or
+inconclusive — with the rule that decided, the numbers behind it and the commonest cause.
+
+Inconclusive when nothing was judged or too many attempts have no verdict; fail when the agent
+failed too many attempts, when no judged attempt held, when the pass rate is under the floor, or
+when the drop is more than allowed and significant; else pass.
 
 Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
 written as, so a drop of exactly 5 points is not "more than" max-drop 0.05. The floor and the drop

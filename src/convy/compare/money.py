@@ -1,6 +1,6 @@
-"""Money: what a run (or one scenario of it) cost in USD, summed from its attempts' costs — the part
-that is known, and whether some part is not (a model of unknown price, a folder older than prices),
-so a total is never shown as $0 when it is unknown; Costs adds it up while the attempts stream past."""
+"""What a run (or one scenario of it) cost in USD, summed from its attempts' costs while they stream
+past: the part that is known, and whether some part is not (a model of unknown price, a folder older
+than prices), so a total is never shown as $0 when it is unknown."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The parts a run's Summary is made of: Spread (how a time or token figure spread over the
-attempts), Reason (attempts ended for one reason), Party (whose fault the attempts that did not hold
-are), FailingClaim, ScenarioSummary (one scenario summed up), Rejudging (what re-judging a
-baseline took) and Savings (what reused verdicts and replayed turns spared)."""
+"""What a run's summary is made of: how a time or token figure spread over the attempts, the
+attempts that ended for one reason, whose fault the attempts that did not hold are, the failing
+claims, each scenario summed up, what re-judging a baseline took and what reused verdicts and
+replayed turns spared."""
 
 from __future__ import annotations
 

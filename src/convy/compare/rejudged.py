@@ -1,6 +1,6 @@
-"""Rejudgement: a baseline run as the current run re-judged it — the scenarios whose dialogue is
-unchanged but whose claims, checks or judge changed read with the re-judged attempts the current
-run recorded (rejudged.jsonl), so they are compared (`rejudged`) instead of left out (`changed`)."""
+"""A baseline run as the current run re-judged it: the scenarios whose dialogue is unchanged but
+whose claims, checks or judge changed are read with the re-judged attempts the current run recorded
+(rejudged.jsonl), so they are compared (`rejudged`) instead of left out (`changed`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""Staged repeats (docs/decisions/0028): with a baseline, a scenario plays one attempt, stops when
-every attempt so far in both runs held or every one missed, else plays to `repeat`, and goes on to
-`max-repeat` when the comparison is still unclear (Unclear). Stages is that schedule and its rule,
-Played how one run played a scenario by it, and Staged the exact stratified test's table for such a
-scenario, whose null distribution counts only the arrangements of the attempts that each stage's
-decision (in this run and, when the baseline was staged too, in the baseline) would have made."""
+"""Staged repeats (docs/decisions/0028) as a comparison reads them: the schedule and its rule, how
+one run played a scenario by it, and the exact stratified test's table for such a scenario.
+
+With a baseline, a scenario plays one attempt, stops when every attempt so far in both runs held or
+every one missed, else plays to `repeat`, and goes on to `max-repeat` when the comparison is still
+unclear. The table's null distribution counts only the arrangements of the attempts that each
+stage's decision (in this run and, when the baseline was staged too, in the baseline) would have
+made."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""The statistics of a comparison: a Tally (held out of judged) with its pass rate, Wilson interval
-and pass^k; Averaged (a pass rate over scenarios that each weigh the same, with Wilson's interval at
-its effective number of attempts); a Table (a scenario's tallies now and in the baseline) with
-Fisher's exact test; Strata (the scenarios common and unchanged in both runs) with the exact
-stratified test; the Distribution of a count that both tests read their p-values from.
+"""The statistics a comparison rests on: a tally's pass rate with its Wilson interval and pass^k, a
+pass rate averaged over scenarios that each weigh the same (with Wilson's interval at its effective
+number of attempts), Fisher's exact test on one scenario's tallies now and in the baseline, and the
+exact stratified test over the scenarios common and unchanged in both runs.
 
-A number that cannot be known is the empty object Unknown, never None: an interval of nothing
-judged, pass^k of fewer than k attempts, the p-value of a test over no scenario. The results — Rate,
-Share, PValue, Unknown — are tagged records, so a page's view records may hold them as they are.
+Both tests read their p-values from the exact distribution of a count. A number that cannot be known
+is the empty object Unknown, never None: an interval of nothing judged, pass^k of fewer than k
+attempts, the p-value of a test over no scenario. The results are tagged records, so a page's view
+records may hold them as they are.
 
 Pure Python: exact integer binomials, no SciPy at run time."""
 

@@ -1,8 +1,9 @@
-"""Summary: one run summed up into view records — the pass rate with its Wilson interval (a mean over
-scenarios when their numbers of judged attempts differ: Averaged), Tally,
-attempts failed and without verdict by reason, pass^k per scenario, and a Spread for each time and
-token figure. Built in one pass over the attempts (Summed, with summing.py's accumulators); unknown
-stays unknown, never 0. Its parts are in parts.py."""
+"""One run summed up into view records, in one pass over its attempts: the pass rate with its Wilson
+interval (a mean over scenarios when their numbers of judged attempts differ), the attempts failed
+and without verdict by reason, pass^k per scenario, and how each time and token figure spread.
+
+Unknown stays unknown, never 0. What adds the figures up is in summing.py, the parts of a summary in
+parts.py."""
 
 from __future__ import annotations
 

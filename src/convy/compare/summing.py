@@ -1,8 +1,7 @@
-"""What a run's figures add up to while its attempts stream past, in one pass: FigureValues (one
-figure's values, then its Spread), ScenarioCount and ClaimCount, ReasonTally (reasons and their commonest
-status and message), Blame (whose each attempt that did not hold is: PARTIES, Whose), Spared
-(what reused verdicts and replayed turns spared) and Summing,
-which holds them all; Summed (summary.py) reads them once the attempts have passed."""
+"""What a run's figures add up to while its attempts stream past, in one pass: each figure's values,
+the counts of scenarios and claims, the reasons with their commonest status and message, whose each
+attempt that did not hold is, and what reused verdicts and replayed turns spared. summary.py reads
+them once the attempts have passed."""
 
 from __future__ import annotations
 

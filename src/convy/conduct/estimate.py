@@ -1,6 +1,6 @@
-"""Estimate: what a run would spend, worked out without a single request — from the baseline's
-attempts of each scenario, their medians of model calls, tokens and cost (priced at today's prices),
-times the attempts the run plays; without a baseline it cannot know, and says so."""
+"""What a run would spend, worked out without a single request: from the baseline's attempts of each
+scenario, their medians of model calls, tokens and cost (priced at today's prices), times the
+attempts the run plays; without a baseline it cannot know, and says so."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Once: what a run need not pay for again — the verdicts its attempts may reuse (the baseline's,
-where a scenario's claims, checks and judge model are unchanged, and the run folder's own) and,
-with `replay: user`, the baseline attempts whose simulated user its attempts replay (where a
-scenario's dialogue is unchanged)."""
+"""What a run need not pay for again: the verdicts its attempts may reuse (the baseline's, where a
+scenario's claims, checks and judge model are unchanged, and the run folder's own) and, with
+`replay: user`, the baseline attempts whose simulated user its attempts replay (where a scenario's
+dialogue is unchanged)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Prefetch: modules a command needs only after the run has played (the renderers), imported in a
-background thread while the run waits on the network, so writing the report does not start with
-a few hundred milliseconds of imports; Ahead, the journal that starts it once the first attempt
-has ended (earlier, it would slow the run's start)."""
+"""Importing early what a command needs only after the run has played (the renderers): in a
+background thread while the run waits on the network, so writing the report does not start with a
+few hundred milliseconds of imports. It starts once the first attempt has ended: earlier, it would
+slow the run's start."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""RunPrices: which models a run pays for — the simulated user's and the judge's by their names and
-base URLs (models.py's by name alone), the agent's by its `model` (agent-model, or the agent file's)
-and its URL — priced in a PriceBook."""
+"""Which models a run pays for, and at what price: the simulated user's and the judge's by their
+names and base URLs (models.py's by name alone), the agent's by its `model` (agent-model, or the
+agent file's) and its URL — priced in a PriceBook."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Review: a run read back and compared with its baseline, the gate's decision on it, and the files
-written from them into the run folder — comment.md, report.html, comparison.html."""
+"""Reviewing a run: read back and compared with its baseline, the gate's decision on it, and the
+files written from them into the run folder — comment.md, report.html, comparison.html."""
 
 from __future__ import annotations
 

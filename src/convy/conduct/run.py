@@ -1,4 +1,4 @@
-"""Run: a project's scenarios played against its agent into one run folder — the objects of a run
+"""Playing a project's scenarios against its agent into one run folder: the objects of a run
 assembled with their limits, and the attempts still missing from the folder."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Session: a run as a command plays it — the project checked before anything is spent, then the
-run folder planned (or the one to resume), played, and summed up."""
+"""A run as a command plays it: the project checked before anything is spent, then the run folder
+planned (or the one to resume), played, and summed up."""
 
 from __future__ import annotations
 

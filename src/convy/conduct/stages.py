@@ -1,6 +1,6 @@
-"""Staging: which attempts a run with staged repeats plays next (decision 28) — worked out from its
-spec (its stages and each scenario's recorded baseline tally) and the attempts its folder holds, so
-a resumed run continues where the rule left off."""
+"""Which attempts a run with staged repeats plays next (decision 28): worked out from its spec (its
+stages and each scenario's recorded baseline tally) and the attempts its folder holds, so a resumed
+run continues where the rule left off."""
 
 from __future__ import annotations
 

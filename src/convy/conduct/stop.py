@@ -1,7 +1,7 @@
-"""Stop: the signals that end a run being played — SIGTERM and SIGINT (Ctrl+C, a cancelled CI job)
-cancel the task playing it, so the folder is marked interrupted; and what still runs a second later
-is cancelled again, and again, so a cancellation swallowed somewhere below (a library racing its
-own clean-up) never keeps the process playing after it was told to stop."""
+"""Stopping a run being played on a signal: SIGTERM and SIGINT (Ctrl+C, a cancelled CI job) cancel
+the task playing it, so the folder is marked interrupted; and what still runs a second later is
+cancelled again, and again, so a cancellation swallowed somewhere below (a library racing its own
+clean-up) never keeps the process playing after it was told to stop."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""LocalServer: a small JSON-over-HTTP server on a free loopback port, in a thread of its own.
-The demo agent, the scripted models and the tests' servers are LocalServers."""
+"""A small JSON-over-HTTP server on a free loopback port, in a thread of its own: how the demo
+agent, the scripted models and the tests' servers are served."""
 
 from __future__ import annotations
 

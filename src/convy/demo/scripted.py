@@ -1,5 +1,5 @@
-"""ScriptedModels: the demo's simulated user and judge, served as an OpenAI-compatible chat
-completions endpoint, so the demo takes the same HTTP path as a real run."""
+"""The demo's simulated user and judge, scripted and served as an OpenAI-compatible chat completions
+endpoint, so the demo takes the same HTTP path as a real run."""
 
 from __future__ import annotations
 

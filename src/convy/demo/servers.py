@@ -1,4 +1,4 @@
-"""DemoServers: the demo's support bot and scripted models, each a real HTTP server on loopback."""
+"""The demo's support bot and scripted models started together, each a real HTTP server on loopback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SupportBot: a small deterministic customer-support agent, served over HTTP for the demo."""
+"""The demo's agent: a small deterministic customer-support bot, served over HTTP."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Amount: a time, a token count or a plain number as the comment, the console and the pages write
-it; None is unknown."""
+"""How a time, a token count or a plain number is written in the comment, the console and the pages;
+None is unknown."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Anchor: where a scenario is in report.html (`report.html#scenario-refund-late-order-3f2a1c`), the
-same for the comment's links and the page's rows: letters, digits and `-` only, whatever the name."""
+"""Where a scenario is in report.html (`report.html#scenario-refund-late-order-3f2a1c`), the same
+for the comment's links and the page's rows: letters, digits and `-` only, whatever the name."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The blocks the comment is built of, kept under GitHub's Limit: GroupedTable (a table that shows
-its first rows and a `… N more` row, never a cut row) and Listed (the same for a list), their Cells
-(MarkdownCells: untrusted text made safe for a table cell), and Excerpt (a text's start)."""
+"""The blocks the comment is built of, kept under GitHub's limit on a comment's length: a table that
+shows its first rows and a `… N more` row (never a cut row), the same for a list, their cells with
+untrusted text made safe for a table, and a text's start."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Charts: a page's charts (page.Bars, Spreads, Trend) as static HTML and SVG, made by ChartHtml.
+"""A page's charts (bars, spreads, a trend) drawn as static HTML and SVG.
 
 A chart's labels and values are HTML text, or SVG text in an SVG without a viewBox, so they are never
 scaled down with the chart: on a phone they keep their size (12 px) and the chart narrows. Marks are

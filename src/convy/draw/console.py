@@ -1,6 +1,6 @@
-"""ConsoleText: a comparison and the gate's decision as a terminal shows them — the comment's content
-without markdown or HTML, in plain tables. What an agent or a model wrote is shown by TerminalCells:
-on one line, without control characters or escape sequences, and starting no workflow command."""
+"""A comparison and the gate's decision as a terminal shows them: the comment's content without
+markdown or HTML, in plain tables. What an agent or a model wrote is shown on one line, without
+control characters or escape sequences, and starting no workflow command."""
 
 from __future__ import annotations
 

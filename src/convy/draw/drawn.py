@@ -1,5 +1,5 @@
-"""Drawn: a View as one standalone HTML file — PageTemplate (the head: the Content-Security-Policy by
-hash, the shared style and script of pages/ inlined, the icon as a data: address) and MainPart (the
+"""A page's view written as one standalone HTML file: its head (the Content-Security-Policy by hash,
+the shared style and script of pages/ inlined, the icon as a data: address) and its main part (the
 view as static HTML: header, headline, tiles, charts, tables, each scenario's window).
 
 The page is whole without its script: tables are HTML (on a narrow screen each row a card, every

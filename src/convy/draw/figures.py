@@ -1,8 +1,7 @@
-"""Figures: every figure and list the comment and the console show, drawn from the Comparison and
-the GateDecision — the headline's sentences and points, the key metrics, every metric, whose fault the
-attempts that did not hold are, the regressions with their failing claims, the scenarios — each as a
-GroupedTable or a Listed (blocks.py), with how many characters of each text a cell keeps; the notes on
-how the run was made are in notes.py."""
+"""Every figure and list the comment and the console show, drawn from the comparison and the gate's
+decision: the headline, the key metrics, whose fault the attempts that did not hold are, the
+regressions with their failing claims and the scenarios, each as a table or a list that keeps to
+its room; the notes on how the run was made are in notes.py."""
 
 from __future__ import annotations
 

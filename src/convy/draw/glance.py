@@ -1,10 +1,10 @@
-"""Glance: the comment's open tables, narrow enough for a phone — GitHub draws a markdown table as
-wide as its longest cells, never wrapping them, so each has at most 3 columns of short cells, and
-what would not fit (a failure's reasons, a long build, a party's message) is said on lines under it.
+"""The comment's open tables, narrow enough for a phone: GitHub draws a markdown table as wide as
+its longest cells, never wrapping them, so each has at most 3 columns of short cells, and what would
+not fit (a failure's reasons, a long build, a party's message) is said on lines under it.
 
-Keyed (the headline figures, now and in the baseline) and Causes (whose fault the attempts that did
-not hold were, each party's commonest message under the table) draw from Figures (figures.py), so
-they show the same facts as the console's wider tables."""
+The headline figures (now and in the baseline) and whose fault the attempts that did not hold were
+(each party's commonest message under the table) are drawn from figures.py, so they show the same
+facts as the console's wider tables."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Links: where a run can be read — the run folder's artifact, the workflow run, and the pages
-uploaded unzipped — every one an absolute URL, so the comment never posts a relative link; and each
-attempt's trace in the team's own tracing tool (`trace-url`): TraceLink."""
+"""Where a run can be read: the run folder's artifact, the workflow run, and the pages uploaded
+unzipped — every one an absolute URL, so the comment never posts a relative link — and each
+attempt's trace in the team's own tracing tool (`trace-url`)."""
 
 from __future__ import annotations
 

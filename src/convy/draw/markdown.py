@@ -1,11 +1,12 @@
-"""CommentMarkdown: a comparison and the gate's decision as the pull request's sticky comment (also the
-job summary and comment.md), laid out for a phone (DESIGN §13.2): its hidden Marker line; the verdict
-and the rule that decided, said once; what needs attention — the regressions with their failing claims
-and the judge's reasons, each linked to its place in report.html, and whose fault the attempts that
-did not hold are, with the commonest message; the headline numbers; then, collapsed, the scenarios
-lower within noise, every metric and every scenario; the Links line. A table shown open has at most
-3 columns of short cells (glance.py), as GitHub never wraps a table's cells on a phone; what does not
-fit is said on lines under it.
+"""A comparison and the gate's decision as the pull request's sticky comment (also the job summary
+and comment.md), laid out for a phone (DESIGN §13.2).
+
+Its hidden marker line; the verdict and the rule that decided, said once; what needs attention — the
+regressions with their failing claims and the judge's reasons, each linked to its place in
+report.html, and whose fault the attempts that did not hold are, with the commonest message; the
+headline numbers; then, collapsed, the scenarios lower within noise, every metric and every
+scenario; the links line. A table shown open has at most 3 columns of short cells (glance.py), as
+GitHub never wraps a table's cells on a phone; what does not fit is said on lines under it.
 
 Only drawing: every number and decision comes from the Comparison and the GateDecision (DESIGN §7).
 What an agent or a model wrote — and scenario names and claims too — goes through Untrusted, so none

@@ -1,5 +1,5 @@
-"""Markup: the HTML of the pages, made here — Html (text that is HTML already) and Tag (an element of
-ours: a tag name and attributes chosen in this code, children that are escaped text or Html).
+"""The HTML of the pages, made here: text that is HTML already, and elements of ours — a tag name
+and attributes chosen in this code, children that are escaped text or HTML.
 
 Text never becomes HTML by accident: a `str` child is escaped (`&`, `<`, `>`), an attribute's value
 too (and `"`, `'`), only Html is written as it is, and Html is made only by Tag. Tag and attribute names are

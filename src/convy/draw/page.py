@@ -1,6 +1,5 @@
-"""Page: what a page shows — the view records (View: Headline, Tile, Grid of Rows of Cells, the
-charts Bars, Spreads and Trend, and a scenario's Window of attempts), which drawn.py writes as one
-standalone HTML file.
+"""What a page shows, as view records: its headline, tiles, tables of rows of cells, charts, and
+each scenario's window of attempts, which drawn.py writes as one standalone HTML file.
 
 Every number in a view record was computed by the model (Summary, Comparison, GateDecision) and is
 already formatted as text here in Python; the numbers the records also hold raw (a rate, the bounds

@@ -1,5 +1,5 @@
-"""Printed: a journal that shows a run's progress — a live line on a terminal, one line per
-finished attempt elsewhere (CI logs)."""
+"""A run's progress shown as it plays: a live line on a terminal, one line per finished attempt
+elsewhere (CI logs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The pages: Report (one run, with a window per scenario listing its attempts: Windows, in
-window.py), ComparisonPage (a run against its baseline) and Index (every run of a results folder),
-each one standalone HTML file (drawn.py).
+"""The pages of runs, each one standalone HTML file (drawn.py): one run, with a window per scenario
+listing its attempts (window.py); a run against its baseline; and every run of a results folder.
 
 Every number and decision on them comes from the model — Summary, Comparison, GateDecision — and is
 made into text here: the tiles, a scenario's status and its colour, the rows and their order. The

@@ -1,5 +1,4 @@
-"""The rows of a run's seven tables (tables.py, which documents their columns): Row, and one type a
-table — AttemptRow, TurnRow, ClaimRow, ScenarioRow, StepRow, UsageRow, FailureRow."""
+"""The rows of a run's seven tables, one record type a table (tables.py documents their columns)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A consumer of runs: Tables, a run's seven tables, and ExportTable, one of them with its rows as
-records, CSV and JSON Lines; the row types are in rows.py.
+"""A run's seven tables for use outside convy, each with its rows as records, CSV and JSON Lines;
+the row types are in rows.py.
 
 Rows are not domain objects but data for outside (pandas, polars, a spreadsheet). A value the agent,
 the user's model or the judge did not give, or one that does not apply to the row, is None: an

@@ -1,7 +1,6 @@
-"""Transcript: one attempt as a scenario's window shows it — AttemptView with its turns, the agent's
-steps and each claim's (or check's) decision — made from an Outcome by ShownAttempt; AgentMarkdown, an
-agent's Markdown as a tree of tag names and text; PageText, a text cut to what a page keeps of it;
-Chosen, the attempts of one scenario its window shows.
+"""One attempt as a scenario's window shows it, made from its Outcome: its turns, the agent's steps
+and each claim's (or check's) decision; an agent's Markdown as a tree of tag names and text; a text
+cut to what a page keeps of it; and which attempts of a scenario the window shows.
 
 An agent's text never becomes HTML here: AgentMarkdown gives nested lists such as
 `["p", "Hello ", ["strong", "there"]]`, which window.py draws as elements of the tag names it

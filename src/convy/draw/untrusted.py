@@ -1,5 +1,5 @@
-"""Untrusted: text an agent or a model wrote, made safe for GitHub's markdown and logs, a terminal,
-and the HTML pages.
+"""Text an agent or a model wrote, made safe for GitHub's markdown and logs, a terminal, and the
+HTML pages.
 
 On GitHub none of it may act: no HTML of theirs, no @mention or #reference that notifies anyone, no
 clickable URL (URLs are shown in code), no image, no link, no workflow command in a log. Nowhere may

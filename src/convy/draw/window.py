@@ -1,9 +1,10 @@
-"""Window: each scenario's window on a run's page — Windows makes the Window records from a run's
-attempts as they stream past — and how one is drawn as static HTML: WindowHtml (a `<details>` whose id
-is the scenario's anchor, so `report.html#<anchor>` opens it by `:target` with scripts blocked),
-AttemptHtml (one attempt: how it ended, the decision on each claim and check, the transcript with
-the agent's steps) and MarkdownHtml (an agent's Markdown tree as elements of the tag names allowed,
-every string escaped)."""
+"""Each scenario's window on a run's page: its records, made from a run's attempts as they stream
+past, and how one is drawn as static HTML.
+
+A window is a `<details>` whose id is the scenario's anchor, so `report.html#<anchor>` opens it by
+`:target` with scripts blocked; each attempt in it shows how it ended, the decision on each claim
+and check, and the transcript with the agent's steps. An agent's Markdown tree is drawn as elements
+of the tag names allowed, every string escaped."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The agent interface — Agent, Conversation — and what a turn gives back: Answer, Usage, the
-answer's steps (Thought, Call); AgentFailure; and the agent's wrappers TimeLimited (a time limit
-on opening, each turn and closing) and QueuedAgent (a place per conversation, turns sent within the
-agent's rate and patience)."""
+"""What convy plays against: the agent interface, what one turn of a conversation gives back (the
+answer, its token usage, the steps the agent reported), how a turn fails, and the wrappers every
+agent is played through — a time limit on opening, each turn and closing, and a place per
+conversation with turns sent within the agent's rate and patience."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Literal, Protocol, Self
 
 from convy.data import Data, Tagged
+from convy.errors import ConvyError
 from convy.play.busy import Places
 
 
@@ -71,7 +72,7 @@ class Answer(Data, frozen=True, kw_only=True):
     answer was not streamed."""
 
 
-class AgentFailure(Exception):
+class AgentFailure(ConvyError):
     """The agent failed a turn (HTTP 500, a timeout, an answer convy cannot read...): the attempt is
     Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
 
@@ -89,7 +90,7 @@ class AgentFailure(Exception):
         """The agent's own words: the message of its error answer (one line, secrets masked)."""
 
 
-class SessionNotEnded(Exception):
+class SessionNotEnded(ConvyError):
     """Closing a conversation could not end the agent's own session (`session.end` failed): a
     warning on the attempt, never a failure — the dialogue already happened."""
 

@@ -1,5 +1,5 @@
-"""Attempt: one play of a scenario — the simulated user (or the scenario's script) talks with the
-agent, then the judge decides the claims and the checks are made — and the Outcome it leaves,
+"""How one attempt of a scenario is played: the simulated user (or the scenario's script) talks with
+the agent, then the judge decides the claims and the checks are made — and the Outcome it leaves,
 whatever fails on the way."""
 
 from __future__ import annotations

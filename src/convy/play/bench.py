@@ -1,5 +1,6 @@
-"""Bench: plays attempts against an agent concurrently and hands each Outcome to a journal the
-moment it ends; results come back in declaration order, not completion order."""
+"""Playing attempts against an agent concurrently, each Outcome handed to a journal the moment it
+ends, and stopping the run (fail-fast) before further conversations open; results come back in
+declaration order, not completion order."""
 
 from __future__ import annotations
 

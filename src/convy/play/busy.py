@@ -1,9 +1,11 @@
-"""Busy, which an agent, model or judge raises when its service refused a request unprocessed (or,
-for a model, failed in a way worth asking again); RetryAfter, the wait such a service asked for, and
-Hints, every header a busy service may say it in; Clock, the time patience is counted in; Patience,
-how long a participant waits for a busy service, and GaveUp when it is over; Places, a participant's
-requests at once and per minute (a Pace, rate.py), fewer at once while its service is busy, which
-sends and retries them as its patience allows."""
+"""Busy services and how long each participant waits for them: what an agent, model or judge raises
+when its service refused a request unprocessed (or, for a model, failed in a way worth asking
+again), the wait such a service asked for and every header it may say it in, and when patience is
+over.
+
+A participant's requests at once and per minute (a pace, rate.py) are sent and retried through
+places of its own, fewer at once while its service is busy, as its patience allows; patience is
+counted on a clock, the real one or a fake in tests."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.rate import Pace
 
 if TYPE_CHECKING:
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Busy(Exception):
+class Busy(ConvyError):
     """The service refused the request before acting on it (HTTP 429 or 503), or — for a model,
     whose calls have no side effects — failed in a way worth asking again (5xx, a timeout, a
     connection refused or reset): it may be sent again. `retry_after` is the wait in seconds the
@@ -52,7 +55,7 @@ class Busy(Exception):
         self.kind = kind
 
 
-class GaveUp(Exception):
+class GaveUp(ConvyError):
     """A participant's patience ran out while its service stayed busy; `busy` is the last refusal,
     `seconds` how long it actually waited (from its first try to giving up), `patience` how long
     it would have. For an agent the attempt has NoVerdict (`agent_busy`); for a model it is a

@@ -1,5 +1,5 @@
-"""Inspection: a scenario's checks made on a dialogue, without a model — each check's result a
-ClaimResult, listed after the judge's decisions on the claims."""
+"""A scenario's checks made on a dialogue, without a model: each check's result a ClaimResult,
+listed after the judge's decisions on the claims."""
 
 from __future__ import annotations
 

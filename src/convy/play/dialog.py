@@ -1,9 +1,10 @@
-"""The simulated user (SimulatedUser) and its moves, Said and Finished, with LastLine (the FINISHED
-rule); the judge interface Judge, what a judge gives back (Decided: a Verdict with the judge's
-token usage), ChatJudge, a judge that asks a model (with the Schema of its answer, VerdictSchema,
-its reply Unwrapped and read as Rulings, asked again once), and Checked, which turns any error or
-wrong answer of a judge into ModelFailure and gives a judge only what was said. What the judge reads
-and how its answer is read (Transcript, ClaimList, Unwrapped, Rulings, Allowed) is in rulings.py."""
+"""The two parts of a dialogue that models play: the simulated user, with its moves (saying
+something, or finishing by the FINISHED rule), and the judge — its interface, what it gives back (a
+verdict with its token usage), and a judge that asks a model for a reply shaped by a schema, asked
+again once.
+
+Every error or wrong answer of a judge becomes a ModelFailure, and a judge is given only what was
+said. What the judge reads and how its answer is read is in rulings.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""What a service said when it answered with an error: ErrorBody, the body of an error answer read
-for its message (OpenAI, Azure, Anthropic, LiteLLM, vLLM, FastAPI and plain-text shapes), and
-Masked, text with the secrets that must never be shown replaced; and what an error answer means for
-a model's request (CONTEXT, RETRIED, REFUSED, ADJUSTABLE, UNSUPPORTED). The message is still the
-service's own untrusted text: renderers draw it as such."""
+"""What a service said when it answered with an error: the body of an error answer read for its
+message (OpenAI, Azure, Anthropic, LiteLLM, vLLM, FastAPI and plain-text shapes) with the secrets
+that must never be shown masked, and what an error answer means for a model's request (CONTEXT,
+RETRIED, REFUSED, ADJUSTABLE, UNSUPPORTED).
+
+The message is still the service's own untrusted text: renderers draw it as such."""
 
 from __future__ import annotations
 

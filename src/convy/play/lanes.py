@@ -1,11 +1,11 @@
 """Kept connections, lent out one holder at a time (decision 21).
 
-Lanes: the models' transport — each of its connections is a transport of its own holding one
-connection, lent to one request at a time and kept for the next once the answer has been read, so
-choosing a connection never scans a pool. Handover: the agent's clients, each with one connection,
-lent to one conversation for all its turns and, during a run, handed to the next conversation once
-that one has closed, so a new conversation does not pay a new TCP connection or TLS handshake when a
-kept connection can serve it. A client or lane never serves two holders at once."""
+The models' transport: each of its connections is a transport of its own holding one connection,
+lent to one request at a time and kept for the next once the answer has been read, so choosing a
+connection never scans a pool. The agent's clients: each with one connection, lent to one
+conversation for all its turns and, during a run, handed to the next conversation once that one has
+closed, so a new conversation does not pay a new TCP connection or TLS handshake when a kept
+connection can serve it. A client or lane never serves two holders at once."""
 
 from __future__ import annotations
 

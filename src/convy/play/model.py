@@ -1,10 +1,10 @@
-"""The model interface Model, its Reply, the Schema a judge may ask its reply to follow, and
-ModelFailure; OpenAiModel, a model behind an OpenAI-compatible chat-completions endpoint, what it
-learns about its server once per run (Learned), and the shape of what it sends and reads
-(CompletionRequest, Completion); the wrappers Contained, which turns any error of a model into
-ModelFailure, PatientModel, which sends through the participant's Places, and Inline, which puts
-the system text at the start of the first user message; Models, the simulated user's and the
-judge's."""
+"""The models that play the simulated user and the judge: the model interface and its reply, the
+schema a judge may ask its reply to follow, how a model's call fails, and a model behind an
+OpenAI-compatible chat-completions endpoint, with what it learns about its server once per run.
+
+Every model is played through wrappers: one turns any error of a model into a ModelFailure, one
+sends through the participant's places (busy.py), one puts the system text at the start of the first
+user message."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import httpx
 import msgspec
 
 from convy.data import Data
+from convy.errors import ConvyError
 from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
 from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
@@ -32,7 +33,7 @@ class Reply(Data, frozen=True, kw_only=True):
     usage: Usage | None = None
 
 
-class ModelFailure(Exception):
+class ModelFailure(ConvyError):
     """The simulated user's or the judge's model failed, stayed busy, or answered something convy
     cannot use: the attempt gets NoVerdict. `kind` says which (`failure`, `timeout`, `busy`,
     `context`: the request does not fit the model's context, `unreadable`: a judge reply that

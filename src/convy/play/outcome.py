@@ -1,6 +1,6 @@
-"""What one attempt of a scenario left: its Turns, and its decision — a Verdict with one
-ClaimResult per claim, Failed (the agent failed) or NoVerdict (the simulator, the judge or the
-infrastructure failed) — gathered in an Outcome, one line of attempts.jsonl."""
+"""What one attempt of a scenario left, one line of attempts.jsonl: its turns and its decision — a
+verdict with one result per claim, a failure of the agent, or no verdict (the simulator, the judge
+or the infrastructure failed)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""What an attempt cost in money: PriceBook (a model's price by its name and the provider its URL
-points at — the `prices` setting first, then the kept price library, genai-prices, imported only
-when a price is looked up), Pricing (the prices of a run's user model, judge model and agent model)
-and the Cost it gives an Outcome. A model with no known price costs None (unknown), never $0."""
+"""What an attempt cost in money: a model's price by its name and the provider its URL points at
+(the `prices` setting first, then the kept price library, genai-prices, imported only when a price
+is looked up), and the prices of a run's user, judge and agent models, which give an Outcome its
+Cost.
+
+A model with no known price costs None (unknown), never $0."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Pace: requests per minute, for every participant that shares a provider's limit — paced, and
-never more than the limit in any sliding window."""
+"""Pacing requests per minute for every participant that shares a provider's limit: never more than
+the limit in any sliding window."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Replaying the simulated user (setting `replay: user`): an attempt paired with the baseline's
-attempt of the same index says the baseline's user messages while the agent answers as it did
-there, and hands over to the user model from the first answer that differs. User (what plays the
-user), Pairing (one baseline attempt's dialogue, and what replaying it spared), Replayed (a user
-that replays first) and Pairs (a run's pairings, by scenario and index)."""
+attempt of the same index says the baseline's user messages while the agent answers as it did there,
+and hands over to the user model from the first answer that differs.
+
+A run's pairings are kept by scenario and index, each with what replaying it spared."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""Reused verdicts: an attempt whose whole transcript — every user message and agent answer, in
+"""Reusing verdicts: an attempt whose whole transcript — every user message and agent answer, in
 order — equals that of an attempt already judged, of the same scenario with the same claims, checks
 and judge model (a baseline attempt, or an earlier one of the same run), takes that attempt's
-decision without a judge call. Dialogue (a transcript's key), Source (a decision that can be reused,
-and where it came from) and Verdicts (the run's lookup, filled as its attempts end)."""
+decision without a judge call.
+
+The run's lookup, keyed by transcript, is filled as its attempts end, and each decision it gives
+says where it came from."""
 
 from __future__ import annotations
 

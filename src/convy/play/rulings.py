@@ -1,7 +1,8 @@
-"""What a judge model reads and what it answers: Transcript and ClaimList, the dialogue and the
-claims as the judge's prompt shows them; Unwrapped, its reply with a reasoning block and a code fence
-taken off, read as Rulings, each Ruling made a ClaimResult; and Allowed, what a scenario's claims
-allow a verdict to be. What cannot be read is a ModelFailure (`unreadable`) saying why."""
+"""What a judge model reads and what it answers: the dialogue and the claims as the judge's prompt
+shows them; its reply, with a reasoning block and a code fence taken off, read ruling by ruling,
+each made a ClaimResult; and what a scenario's claims allow a verdict to be.
+
+What cannot be read is a ModelFailure (`unreadable`) saying why."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""The JSON a declarative HTTP agent is configured with: Path, a dotted path into an answer
-(`choices.0.message.content`), and PathMissing when nothing is there; Body, a request body template
-whose placeholders `"$messages"`, `"$message"`, `"$conversation"` and `"$session"` are filled in for
-each turn.
-Both walk JSON of no fixed shape with `match`."""
+"""The JSON a declarative HTTP agent is configured with: a dotted path into an answer
+(`choices.0.message.content`), and a request body template whose placeholders `"$messages"`,
+`"$message"`, `"$conversation"` and `"$session"` are filled in for each turn. Both walk JSON of no
+fixed shape with `match`."""
 
 from __future__ import annotations
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.agent import Message
 
 
-class PathMissing(Exception):
+class PathMissing(ConvyError):
     """Nothing is at `path` in the JSON it was looked up in: `segment` is the part that was missing."""
 
     def __init__(self, path: str, segment: str) -> None:

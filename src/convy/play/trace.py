@@ -1,8 +1,9 @@
 """Trace context (DESIGN §14.4): the W3C trace of one attempt while it plays — one trace id for the
-attempt, a new span id for each request sent to the agent, carried in its `traceparent` header —
-and each such request recorded as a Span. The attempt sets it for its conversation in a context
-variable (`TRACE`), which the agent's requests read: the Agent interface stays as it is, for every
-agent, wrapper and fake (decision 33)."""
+attempt, a new span id for each request sent to the agent, carried in its `traceparent` header — and
+each such request recorded as a Span.
+
+The attempt sets it for its conversation in a context variable (`TRACE`), which the agent's requests
+read: the Agent interface stays as it is, for every agent, wrapper and fake (decision 33)."""
 
 from __future__ import annotations
 

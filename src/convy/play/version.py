@@ -1,7 +1,7 @@
-"""Which build of the agent answered (DESIGN §13.2): AgentVersion asks agent-version-url (GET, with the
-agent's headers and TLS) before anything is played, and — with expect-agent-version — polls it every
-10 s until the build it reports contains the expected text, for at most agent-version-wait seconds,
-on a Clock (the real WallClock, or a FakeClock in tests)."""
+"""Which build of the agent answered (DESIGN §13.2): agent-version-url asked (GET, with the agent's
+headers and TLS) before anything is played, and — with expect-agent-version — polled every 10 s
+until the build it reports contains the expected text, for at most agent-version-wait seconds, on a
+clock (the real one, or a fake in tests)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import ssl
 import httpx
 import msgspec
 
-from convy.errors import ConfigurationError
+from convy.errors import ConfigurationError, ConvyError
 from convy.play.busy import Clock
 from convy.play.template import Path, PathMissing
 
@@ -20,7 +20,7 @@ EVERY = 10.0
 """Seconds between two polls."""
 
 
-class Unread(Exception):
+class Unread(ConvyError):
     """The version URL did not answer with a build (an error status, no connection)."""
 
 

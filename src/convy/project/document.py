@@ -1,5 +1,5 @@
-"""A scenario file (Document), the YAML node tree that tells the line of each key in it (Lines), and
-each scenario it declares with where it stands (Declaration)."""
+"""Reading a scenario file: the YAML node tree that tells the line of each key in it, so every error
+points at its file and line, and each scenario the file declares with where it stands."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Pattern: a user-written regular expression (a scenario check's `matches`), run by RE2, an engine
-without backtracking: a search takes time linear in the text whatever the pattern, so no pattern
-can hang a run or keep a signal from stopping it (decision 26)."""
+"""User-written regular expressions (a scenario check's `matches`), run by RE2, an engine without
+backtracking: a search takes time linear in the text whatever the pattern, so no pattern can hang a
+run or keep a signal from stopping it (decision 26)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The `prices` setting read: PriceTable, the prices a project gives its models by name, in USD per
-million tokens (`{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}`), over the price library's."""
+"""The `prices` setting read: the prices a project gives its models by name, in USD per million
+tokens (`{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}`), over the price library's."""
 
 from __future__ import annotations
 

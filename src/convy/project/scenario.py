@@ -1,4 +1,5 @@
-"""Scenario (read from YAML), its Graded claims and its Checks.
+"""What one scenario declares, read from YAML: the person the simulated user plays (or the turns it
+says), its claims, plain or graded, and its checks.
 
 A check's message starts with the key it is about in backticks (`claims`, `claims[2]`, `grades`):
 the file's reader (convy.project.document) points the error at that key's line."""

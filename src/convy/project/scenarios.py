@@ -1,5 +1,5 @@
-"""A project's Scenarios (its scenario files, read in a stable order) and Matching (the `match`
-setting: which of them to play)."""
+"""A project's scenarios: its scenario files, read in a stable order, and the `match` setting, which
+of them to play."""
 
 from __future__ import annotations
 

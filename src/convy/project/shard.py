@@ -1,5 +1,5 @@
-"""Slice: the `shard` setting, `k/n` — which of the project's scenarios one of n jobs plays. Scenario
-i (0-based, in declaration order) belongs to shard (i mod n) + 1, all its attempts with it, so each
+"""The `shard` setting, `k/n`: which of the project's scenarios one of n jobs plays. Scenario i
+(0-based, in declaration order) belongs to shard (i mod n) + 1, all its attempts with it, so each
 shard gets every n-th scenario and the slices of one run never overlap."""
 
 from __future__ import annotations

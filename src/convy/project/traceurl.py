@@ -1,6 +1,6 @@
-"""TraceUrl: the `trace-url` setting (DESIGN §14.4) — a URL template with `{trace_id}` and/or
-`{conversation}` that links an attempt to the team's own tracing tool — checked before anything
-runs, and filled in for one attempt."""
+"""The `trace-url` setting (DESIGN §14.4): a URL template with `{trace_id}` and/or `{conversation}`
+that links an attempt to the team's own tracing tool, checked before anything runs, and filled in
+for one attempt."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""AtomicFile: a file convy writes whole — written to a temporary file in the same folder, then
-renamed over the old one, so a crash or a signal mid-write never leaves half a file. (No fsync: this
-guards against the process dying, which is what happens to CI jobs, not against the machine losing
-power; see decision 14.)"""
+"""Writing a file whole: to a temporary file in the same folder, then renamed over the old one, so a
+crash or a signal mid-write never leaves half a file. (No fsync: this guards against the process
+dying, which is what happens to CI jobs, not against the machine losing power; see decision 14.)"""
 
 from __future__ import annotations
 

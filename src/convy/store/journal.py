@@ -1,7 +1,8 @@
-"""The run's folder as it is written and read back: run.json, attempts.jsonl and rejudged.jsonl in
-one place, written while the run plays and read by everything after it. Its parts are handed on from
-here, so the run folder has one door: run.json's records (runfile.py), how attempts.jsonl's lines are
-counted (attempts.py: each (scenario, index) once, every line not counted reported as Damage, as is a
+"""The run folder as it is written and read back: run.json, attempts.jsonl and rejudged.jsonl,
+written while the run plays and read by everything after it.
+
+Its parts live beside it: run.json's records (runfile.py), how attempts.jsonl's lines are counted
+(attempts.py: each (scenario, index) once, every line not counted reported as damage, as is a
 missing attempts.jsonl beside a run.json) and run.lock, held while the run plays (lock.py)."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import IO
 import msgspec
 
 from convy.data import Data
+from convy.errors import ConvyError
 from convy.play.outcome import STAMP, Outcome
 from convy.store.atomic import AtomicFile
 from convy.store.attempts import AttemptLines, Damage
@@ -32,7 +34,7 @@ from convy.store.runfile import (
 # run.json's records, the attempt lines' and the lock's are handed on: the run folder has one door
 
 
-class Unreadable(ValueError):
+class Unreadable(ConvyError, ValueError):
     """run.json cannot be read (truncated, not JSON, not a run); the message says which folder."""
 
 
@@ -46,7 +48,7 @@ class Rejudged(Data, frozen=True, kw_only=True):
     outcome: Outcome
 
 
-class NewerFormat(Exception):
+class NewerFormat(ConvyError):
     """The folder was written by a newer convy: its format is newer than this code's."""
 
     def __init__(self, folder: Path, found: int) -> None:

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import msgspec
 
+from convy.errors import ConvyError
 
-class RunInUse(Exception):
+
+class RunInUse(ConvyError):
     """Another process is playing this run folder (it holds run.lock)."""
 
 

@@ -1,8 +1,10 @@
-"""Shards: the runs of the n shards of one run (`shard: k/n`), checked and merged into one normal
-run folder — the whole run's scenarios in declaration order, every shard's attempts, and the shards
-listed in its provenance. Merging refuses, naming the difference, shards whose specs differ other
-than by their shard, a missing or doubled shard, and two shards holding the same attempt. The
-baseline attempts the shards judged again (rejudged.jsonl) are kept too."""
+"""Merging the runs of the n shards of one run (`shard: k/n`) into one normal run folder: the whole
+run's scenarios in declaration order, every shard's attempts, and the shards listed in its
+provenance.
+
+Merging refuses, naming the difference, shards whose specs differ other than by their shard, a
+missing or doubled shard, and two shards holding the same attempt. The baseline attempts the shards
+judged again (rejudged.jsonl) are kept too."""
 
 from __future__ import annotations
 

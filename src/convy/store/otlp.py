@@ -1,8 +1,10 @@
-"""Collector: a run's traces (traces.py) sent to an OpenTelemetry collector over OTLP/HTTP
-(`POST <url>/v1/traces`, protobuf) by the official SDK's exporter — the spans handed to it as the
-SDK's ReadableSpans with their recorded ids, so nothing here writes protobuf (decision 34). The
-OpenTelemetry packages are the `otel` extra, imported only when a run is sent. ReceiverUrl (the URL
-checked) and Headers (`Name: value` lines, for a receiver that needs a key) come before any request."""
+"""A run's traces (traces.py) sent to an OpenTelemetry collector over OTLP/HTTP (`POST
+<url>/v1/traces`, protobuf) by the official SDK's exporter: the spans handed to it as the SDK's
+ReadableSpans with their recorded ids, so nothing here writes protobuf (decision 34).
+
+The OpenTelemetry packages are the `otel` extra, imported only when a run is sent. The receiver's
+URL and its headers (`Name: value` lines, for a receiver that needs a key) are checked before any
+request."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import msgspec
 
-from convy.errors import ConfigurationError
+from convy.errors import ConfigurationError, ConvyError
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.spec import HeaderName
 from convy.store.spans import TraceSpan
@@ -30,7 +32,7 @@ ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+")
 PATH = "/v1/traces"
 
 
-class ReceiverRefused(Exception):
+class ReceiverRefused(ConvyError):
     """The receiver did not take the spans (its answer's status and message, or why it could not be
     reached); every span sent before stays sent."""
 

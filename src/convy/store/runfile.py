@@ -1,7 +1,8 @@
-"""run.json's records: RunSpec (what a run plays: the agent, its ScenarioEntry list, the repeat,
-the models by name, its Limits, its Provenance — Merged for a run merged from shards — and its
-Shard), Roster (the attempts a run may hold), RunFile (run.json: the format, the spec, the Status and
-how the run ended, with the Interruption that ended it) and Header (the format alone, read first).
+"""run.json's records: what a run plays (the agent, its scenarios, the repeat, the models by name,
+its limits, its provenance, merged from shards or not, and its shard), the attempts a run may hold,
+and run.json itself — the format, the spec, the status and what ended the run — with its format
+alone, read first.
+
 The journal (journal.py) writes and reads them, and hands them on."""
 
 from __future__ import annotations

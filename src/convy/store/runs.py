@@ -1,6 +1,5 @@
-"""Runs: run folders read back — newer formats refused, older ones converted, malformed and repeated
-attempt lines skipped (StoredRun.damage says which) — and Broken, what could not be read, for the
-command to show."""
+"""Run folders read back: newer formats refused, older ones converted, malformed and repeated
+attempt lines skipped (and said which), and what could not be read kept for the command to show."""
 
 from __future__ import annotations
 

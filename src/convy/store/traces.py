@@ -1,9 +1,10 @@
-"""Traces: a run laid out as OpenTelemetry spans, without OpenTelemetry — one trace per attempt
-(its recorded `trace_id`, else one made from the run, the scenario and the index), a root span for
-the attempt with each claim's decision as an event, a span per agent request (the span id its
-`traceparent` carried), one span for the simulated user's model calls and one for the judge's, with
-the GenAI semantic conventions. This module lays the attempts out in spans (spans.py); otlp.py sends
-them.
+"""A run laid out as OpenTelemetry spans, without OpenTelemetry: one trace per attempt, which
+otlp.py sends.
+
+Each trace has its recorded `trace_id` (else one made from the run, the scenario and the index), a
+root span for the attempt with each claim's decision as an event, a span per agent request (the
+span id its `traceparent` carried), one span for the simulated user's model calls and one for the
+judge's, with the GenAI semantic conventions (what a span is: spans.py).
 
 An attempt line that records its agent requests (`spans`: every request sent, its span id, when,
 how long, its status) gives a span for each with its real times, the model calls in the gaps

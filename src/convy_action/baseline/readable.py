@@ -1,7 +1,7 @@
-"""A candidate baseline read back: Readable (a run folder that can serve: readable, finished, at
-least half of its attempts readable), Damaged (its skipped lines as notes), Downloaded (an artifact
-of a workflow run fetched and unpacked), Named (a run's artifacts of the baseline's name), and
-Looked, what a search found: the run, or convy's NoBaseline saying why, with notes for the log."""
+"""A candidate baseline read back and judged fit to serve: a run folder readable, finished and with
+at least half of its attempts readable, its skipped lines kept as notes; an artifact of a workflow
+run fetched and unpacked; and what a search found — the run, or convy's NoBaseline saying why, with
+notes for the log."""
 
 from __future__ import annotations
 

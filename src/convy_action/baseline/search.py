@@ -1,6 +1,6 @@
-"""Search: the baseline this job is compared with, looked for as the `baseline` setting asks
-(Wanted, wanted.py) before anything is played; the candidates skipped on the way are warned of in
-the job's log, and the log says which baseline was found, or why none."""
+"""Looking for the baseline this job is compared with, as the `baseline` setting asks (wanted.py),
+before anything is played: the candidates skipped on the way are warned of in the job's log, and the
+log says which baseline was found, or why none."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""The baseline a run is compared with: AutoBaseline (the newest earlier run of this workflow on the
-baseline branch with an unexpired artifact whose run folder finished), RunBaseline (a workflow run
-named by its id), LocalBaseline (a run folder on disk, for dry runs) and NoneWanted. Each gives a
-Looked (readable.py): the run read back, or convy's NoBaseline saying why, with notes for the log;
-Wanted chooses among them as the `baseline` setting asks."""
+"""The baselines a run may be compared with, and the choice among them as the `baseline` setting
+asks: the newest earlier run of this workflow on the baseline branch with an unexpired artifact
+whose run folder finished (`auto`), a workflow run named by its id, a run folder on disk (for dry
+runs), or none.
+
+Each gives what it found (readable.py): the run read back, or convy's NoBaseline saying why, with
+notes for the log."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""ResultsService, the Actions results service a job uploads its artifacts to (the protocol of
-@actions/artifact v2 and later): CreateArtifact, the zip put into the signed blob URL block by block,
-FinalizeArtifact; and the current workflow run's artifacts listed (ListArtifacts) and fetched
-(GetSignedArtifactURL, then the signed URL without a token). RuntimeToken reads the backend ids
-from ACTIONS_RUNTIME_TOKEN."""
+"""The Actions results service a job uploads its artifacts to, in the protocol of @actions/artifact
+v2 and later: a run folder's zip uploaded, and the current workflow run's artifacts listed and
+fetched.
+
+An upload is CreateArtifact, the zip put into the signed blob URL block by block, then
+FinalizeArtifact; a fetch is ListArtifacts, then GetSignedArtifactURL, then the signed URL without a
+token. The backend ids are read from ACTIONS_RUNTIME_TOKEN."""
 
 from __future__ import annotations
 

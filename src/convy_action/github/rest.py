@@ -1,6 +1,6 @@
-"""GitHub, the REST API of one repository as the action uses it: workflow runs, their artifacts and
-the download of one, a pull request's comments, the token's login. What comes back is read into
-the records below where it enters."""
+"""The REST API of one repository as the action uses it: workflow runs, their artifacts and the
+download of one, a pull request's comments, the token's login. What comes back is read into records
+where it enters."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Retries: how long the action keeps sending a request that was refused or failed on the way
-(GitHub's rate limits, a busy results service or storage), built on tenacity and always bounded."""
+"""How long the action keeps sending a request that was refused or failed on the way (GitHub's rate
+limits, a busy results service or storage), built on tenacity and always bounded."""
 
 from __future__ import annotations
 

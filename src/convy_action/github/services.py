@@ -1,5 +1,5 @@
-"""Services: GitHub's services as this job reaches them, made from what the runner gave — the REST
-API of the repository (with the github-token) and the Actions results service (with the runner's
+"""GitHub's services as this job reaches them, made from what the runner gave: the REST API of the
+repository (with the github-token) and the Actions results service (with the runner's
 ACTIONS_RUNTIME_TOKEN), through one HTTP client and one policy of retries."""
 
 from __future__ import annotations

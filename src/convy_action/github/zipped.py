@@ -1,5 +1,5 @@
-"""Archive, a zip file of a run folder: packed from a folder in a fixed order, and unpacked from an
-untrusted download without ever writing outside the target folder (UnsafeArchive otherwise)."""
+"""A run folder as a zip file: packed from a folder in a fixed order, and unpacked from an untrusted
+download without ever writing outside the target folder."""
 
 from __future__ import annotations
 

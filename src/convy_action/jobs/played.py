@@ -1,6 +1,6 @@
-"""The job's run played and reviewed: Plays, the prepared run's missing attempts played against
-the baseline found, with progress in the log between workflow commands switched off (agent and
-model text is not trusted), SIGTERM and Ctrl+C stopping it; Gated, a run folder reviewed and gated
+"""The job's run played and reviewed: the prepared run's missing attempts played against the
+baseline found, with progress in the log between workflow commands switched off (agent and model
+text is not trusted) and SIGTERM and Ctrl+C stopping it; then the run folder reviewed and gated
 against the baseline, which is dropped with a warning when the two runs cannot be compared."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Earlier: what a re-run of a workflow run (GITHUB_RUN_ATTEMPT > 1) resumes instead of playing
-everything again — a partial run folder of the same workflow run left in the workspace (a
-self-hosted runner keeps it), else the run's own artifact from an earlier attempt when it holds an
-unfinished run (downloaded and unpacked into the results folder; the upload then replaces it).
-Rerun prepares the run found to be resumed, and its shelf to replace the earlier artifact."""
+"""What a re-run of a workflow run (GITHUB_RUN_ATTEMPT > 1) resumes instead of playing everything
+again, and that run prepared to be resumed, with its shelf to replace the earlier artifact.
+
+It resumes a partial run folder of the same workflow run left in the workspace (a self-hosted runner
+keeps it), else the run's own artifact from an earlier attempt when it holds an unfinished run
+(downloaded and unpacked into the results folder; the upload then replaces it)."""
 
 from __future__ import annotations
 

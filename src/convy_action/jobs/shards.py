@@ -1,8 +1,9 @@
-"""The shards of one run in one workflow run (DESIGN §13.4): ShardName, the artifact a shard job
-uploads (`<artifact-name>-shard-<k>-of-<n>`), and ShardArtifacts, every shard's artifact of the
-current workflow run fetched through the results service (the runtime token suffices, so a fork's
-pull request merges too) — or, where the service does not list them, through the REST API — and
-read back as convy's Shards, ready to merge."""
+"""The shards of one run in one workflow run (DESIGN §13.4): the artifact a shard job uploads
+(`<artifact-name>-shard-<k>-of-<n>`), and every shard's artifact of the current workflow run fetched
+and read back as convy's Shards, ready to merge.
+
+They are fetched through the results service (the runtime token suffices, so a fork's pull request
+merges too) or, where the service does not list them, through the REST API."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""StickyComment: the one comment of an agent (and comment key) on a pull request — found by its
-hidden first line `<!-- convy-action:<agent> -->` (`<!-- convy-action:<agent>:<key> -->` with a
-comment key) among all the pull request's comments, written by the workflow's bot or the token's own
-login, edited in place (or left alone when unchanged), created when absent unless `comment-when` holds
-a new one back (CommentWhen). A refusal (a fork's read-only token: 403) is Unposted with the reason,
-never a crash. Others' comments are never touched."""
+"""The one sticky comment of an agent (and comment key) on a pull request: found among all the pull
+request's comments by its hidden first line, edited in place (or left alone when unchanged), created
+when absent unless `comment-when` holds a new one back.
+
+The hidden line is `<!-- convy-action:<agent> -->` (`<!-- convy-action:<agent>:<key> -->` with a
+comment key), on a comment written by the workflow's bot or the token's own login. A refusal (a
+fork's read-only token: 403) is a comment unposted with the reason, never a crash. Others' comments
+are never touched."""
 
 from __future__ import annotations
 

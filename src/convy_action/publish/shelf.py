@@ -1,6 +1,6 @@
-"""Where the run folder goes once played: ArtifactShelf uploads it as the workflow run's artifact
-through the results service; KeptFolder (dry.py) leaves it on disk. ArtifactNaming is checked before
-anything is played; Retention caps the days asked to the repository's longest."""
+"""Where the run folder goes once played: uploaded as the workflow run's artifact through the
+results service, or left on disk by dry.py's stand-in. The artifact's name is checked before
+anything is played; the days it is kept are capped at the repository's longest."""
 
 from __future__ import annotations
 

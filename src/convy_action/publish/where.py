@@ -1,8 +1,8 @@
-"""Where: where this job's run folder and comment go — the workflow run's artifact (ArtifactShelf)
-or nowhere (KeptFolder, for a dry run or a job without the runner's artifact token), the pull
-request's sticky comment (StickyComment) or nowhere (ShownComment, for a dry run, `comment: false`
-or an event without a pull request). The stand-ins are chosen here, so nothing after it asks
-whether it is a dry run."""
+"""Where this job's run folder and comment go, chosen once: the workflow run's artifact or nowhere
+(for a dry run or a job without the runner's artifact token), the pull request's sticky comment or
+nowhere (for a dry run, `comment: false` or an event without a pull request).
+
+The stand-ins are chosen here, so nothing after it asks whether it is a dry run."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Checks: what the settings ask of this job, held against what the runner gave, before anything is
-played or asked of GitHub — a merge where one cannot be followed, GitHub to be asked without a
-token. Each refusal is a ConfigurationError naming the setting (exit 2)."""
+"""What the settings ask of this job, held against what the runner gave, before anything is played
+or asked of GitHub: a merge where one cannot be followed, GitHub to be asked without a token. Each
+refusal is a ConfigurationError naming the setting (exit 2)."""
 
 from __future__ import annotations
 

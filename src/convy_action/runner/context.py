@@ -1,6 +1,6 @@
-"""Context: what the runner tells the action through its environment (GITHUB_*, ACTIONS_*), and
-WorkflowEvent, the webhook payload at GITHUB_EVENT_PATH as far as the action reads it: the pull request, its
-base branch, the repository's default branch. Both are read into our types where they enter."""
+"""What the runner tells the action through its environment (GITHUB_*, ACTIONS_*), and the webhook
+payload at GITHUB_EVENT_PATH as far as the action reads it: the pull request, its base branch, the
+repository's default branch. Both are read into our types where they enter."""
 
 from __future__ import annotations
 

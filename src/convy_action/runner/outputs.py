@@ -1,7 +1,7 @@
-"""What the runner receives besides the exit code: StepOutputs (the step's outputs, appended to
-$GITHUB_OUTPUT, multi-line safe), WorkflowCommand (a workflow command line, escaped), Annotations (an error
-on each regressed scenario's file and claim line) and Stopped (workflow commands switched off around
-text the action does not trust). The lines are returned as text for __main__ to print."""
+"""What the runner receives besides the exit code: the step's outputs, appended to $GITHUB_OUTPUT
+(multi-line safe), workflow command lines (escaped), an error annotation on each regressed
+scenario's file and claim line, and workflow commands switched off around text the action does not
+trust. The lines are returned as text for __main__ to print."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""JobSummary: the step's summary file ($GITHUB_STEP_SUMMARY), appended to and kept under the
-runner's limit of 1 MiB per step (a longer text is cut with a note, never dropped whole)."""
+"""The step's summary file ($GITHUB_STEP_SUMMARY), appended to and kept under the runner's limit of
+1 MiB per step (a longer text is cut with a note, never dropped whole)."""
 
 from __future__ import annotations
 

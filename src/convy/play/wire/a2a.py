@@ -1,8 +1,9 @@
 """A2A (DESIGN §14.1) as the official a2a-sdk speaks it: JSON-RPC 2.0 over HTTP POST, in the 1.0
-form or the 0.3 form (Form). A2a is the dialect: the Version it speaks is named by the agent card
-(a2a_card.py) or, without one, 1.0 is tried and a refusal (-32601 method not found, -32009 version
-not supported) teaches 0.3 once for the whole run (Version), the refused turn sent again (Resend).
-What an answer says is read by TaskText (a2a_answer.py), whole or event by event (Streamed)."""
+form or the 0.3 form.
+
+The version to speak is named by the agent card (a2a_card.py) or, without one, 1.0 is tried and a
+refusal (-32601 method not found, -32009 version not supported) teaches 0.3 once for the whole run,
+the refused turn sent again. What an answer says is read by a2a_answer.py, whole or event by event."""
 
 from __future__ import annotations
 

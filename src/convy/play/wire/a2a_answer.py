@@ -1,7 +1,7 @@
-"""What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): RpcResult (a JSON-RPC
-result, or a streamed event's: a Message, a Task, a status update or an artifact update), Parts
-(their text), State (a task's state, named the 0.3 way) and TaskText, the text an answer says
-gathered from its result or from its events one by one, with the contextId to carry on."""
+"""What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): a JSON-RPC result or a
+streamed event's (a message, a task, a status update or an artifact update), with its parts' text
+and a task's state (named the 0.3 way), gathered into the text an answer says — from its result, or
+from its events one by one — with the contextId to carry on."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""An A2A agent's card (DESIGN §14.1): Card, what the card at `<origin>/.well-known/agent-card.json`
-says about the version to speak and the build that answers, and CardRead, which asks for it once
-before the run with the agent's headers and OAuth2 bearer. No card (an error status, no connection,
-not JSON) is the empty Card: the run goes on, 1.0 first."""
+"""An A2A agent's card (DESIGN §14.1): what the card at `<origin>/.well-known/agent-card.json` says
+about the version to speak and the build that answers, asked for once before the run with the
+agent's headers and OAuth2 bearer. No card (an error status, no connection, not JSON) is the empty
+card: the run goes on, 1.0 first."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""JsonAgent: the agent an AgentSpec describes — the Dialect of its protocol, its OAuth2 AccessToken,
-its clients handed from conversation to conversation (Handover) — and `ready()`, what is done once
-before the first attempt (the first token; A2A's agent card)."""
+"""The agent an agent file describes, reached over HTTP: the dialect of its protocol, its OAuth2
+access token, its clients handed from conversation to conversation, and what is done once before the
+first attempt (the first token; A2A's agent card)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The dialects that send the dialogue so far with every turn: Template (a JSON body template of the
-agent file's, its answer at a dotted path, or streamed as deltas at a path) and OpenAiChat (OpenAI
-chat completions: `model` sent when set; streamed with `stream: true` and usage asked for, tool-call
-deltas assembled into steps)."""
+"""The dialects that send the dialogue so far with every turn: a JSON body template of the agent
+file's (its answer at a dotted path, or streamed as deltas at a path), and OpenAI chat completions
+(`model` sent when set; streamed with `stream: true` and usage asked for, tool-call deltas assembled
+into steps)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""JsonConnection: one conversation with a declarative HTTP agent over one kept connection and a
-cookie jar of its own — its session started when it opens and ended when it closes, each turn's
-request made by the agent's Dialect, its answer read whole or as a stream, the OAuth2 token renewed
-once after a 401. A refusal (HTTP 429 or 503) is Busy; any other error is an AgentFailure, never
-retried here (retries live in Places), so the agent never gets the same message twice; either
-carries the agent's own words from its error body (ErrorBody)."""
+"""One conversation with a declarative HTTP agent over one kept connection and a cookie jar of its
+own: its session started when it opens and ended when it closes, each turn's request made by the
+agent's dialect, its answer read whole or as a stream, the OAuth2 token renewed once after a 401.
+
+A refusal (HTTP 429 or 503) is Busy; any other error is an AgentFailure, never retried here (retries
+live in Places), so the agent never gets the same message twice; either carries the agent's own
+words from its error body."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""What a wire protocol must do, whichever it is: Dialect (the body of a turn's request, its extra
-headers, and how its answer is read — whole, or event by event through a Fold), Ask (what one
-turn's request is made of) and Resend (the protocol learned something and asks for the turn to be
-sent again, once). The dialects: Template and OpenAiChat (chat.py), Responses (responses.py),
-A2a (a2a.py)."""
+"""What a wire protocol must do, whichever it is: make the body and the extra headers of a turn's
+request, read its answer whole or event by event, and, having learned from a refusal how the agent
+must be spoken to, have the turn sent again, once. The dialects are in chat.py, responses.py and
+a2a.py."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from typing import Protocol
 
 import msgspec
 
+from convy.errors import ConvyError
 from convy.play.agent import Message
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
@@ -28,7 +28,7 @@ class Ask(msgspec.Struct, frozen=True, kw_only=True):
     carry: str = ""
 
 
-class Resend(Exception):
+class Resend(ConvyError):
     """The dialect learned how the agent must be spoken to (A2A's version) from an answer that
     refused the turn unprocessed: the turn is sent again, once, in the form learned."""
 

@@ -1,7 +1,7 @@
-"""OAuth2 client credentials (RFC 6749 §4.4): AccessToken, one access token for the whole run, shared by
-every conversation — fetched before the first attempt (a refusal is a ConfigurationError quoting the
-token endpoint, exit 2 before any agent request), renewed before `expires_in` runs out, and renewed
-once after the agent refuses it (401)."""
+"""OAuth2 client credentials (RFC 6749 §4.4): one access token for the whole run, shared by every
+conversation — fetched before the first attempt (a refusal is a ConfigurationError quoting the token
+endpoint, exit 2 before any agent request), renewed before `expires_in` runs out, and renewed once
+after the agent refuses it (401)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import ssl
 import httpx
 import msgspec
 
-from convy.errors import ConfigurationError
+from convy.errors import ConfigurationError, ConvyError
 from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
 from convy.play.errorbody import ErrorBody, Masked
@@ -27,7 +27,7 @@ class Granted(msgspec.Struct, frozen=True, kw_only=True):
     token_type: str = "Bearer"  # noqa: S105 (the kind of token, not a password)
 
 
-class TokenRefused(Exception):
+class TokenRefused(ConvyError):
     """The token endpoint gave no token: `message` is its own words (secrets masked)."""
 
     def __init__(self, message: str) -> None:

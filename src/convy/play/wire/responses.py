@@ -1,9 +1,10 @@
-"""The OpenAI Responses API (DESIGN §14.1): Responses, the dialect — each turn sends only the user's
-message as `input`, the server keeps the conversation (`store`) and the previous answer's id goes
-back as `previous_response_id`; Output, a response object read (the text of its messages'
-`output_text` parts, its function calls as steps, its usage, its id); ResponseEvents, a streamed
-response folded (the `response.output_text.delta` events' text, the id and usage of the
-`response.completed` event)."""
+"""The OpenAI Responses API (DESIGN §14.1) as a dialect: each turn sends only the user's message as
+`input`, the server keeps the conversation (`store`) and the previous answer's id goes back as
+`previous_response_id`.
+
+A response object is read for the text of its messages' `output_text` parts, its function calls as
+steps, its usage and its id; a streamed response is folded from the `response.output_text.delta`
+events' text and the id and usage of the `response.completed` event."""
 
 from __future__ import annotations
 

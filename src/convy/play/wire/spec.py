@@ -1,7 +1,7 @@
-"""What an agent file (agents/<name>.yaml) declares: AgentSpec — where the agent is, which protocol
-it speaks, how it streams — with its SessionSpec (a session started, read from the first answer,
-ended), its Auth (OAuth2 client credentials) and TokenPaths; and the helpers that check it before
-any request: HeaderName, Environment (`${VAR}`), Shown (a URL as errors show it)."""
+"""What an agent file (agents/<name>.yaml) declares — where the agent is, which protocol it speaks,
+how it streams, its session (started, read from the first answer, ended), its OAuth2 client
+credentials, where its answers report tokens — and the checks made on it before any request: header
+names, `${VAR}` read from the environment, a URL as errors show it."""
 
 from __future__ import annotations
 

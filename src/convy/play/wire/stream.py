@@ -1,7 +1,7 @@
-"""A streamed answer read as it arrives: Event (one event's name and JSON data) and Events, the
-events of a response — Server-Sent Events (parsed by httpx-sse, never by hand) or NDJSON (one JSON
-object per line) — up to `data: [DONE]` or the end of the body; Chunks, a plain text body as it
-arrives. A stream longer than MOST_BYTES is AgentFailure("answer_too_large")."""
+"""A streamed answer read as it arrives: the events of a response — server-sent events (parsed by
+httpx-sse, never by hand) or NDJSON (one JSON object per line) — up to `data: [DONE]` or the end of
+the body, or a plain text body in chunks. A stream longer than MOST_BYTES is
+AgentFailure("answer_too_large")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""How an agent's HTTPS is checked: Tls (a CA bundle to trust, a client certificate) and TlsFile,
-a file one of its settings names."""
+"""How an agent's HTTPS is checked: a CA bundle to trust and a client certificate, each a file one
+of its settings names."""
 
 from __future__ import annotations
 
