@@ -78,6 +78,7 @@ _HOMES = {
     "Shards": "convy.store.merged",
     "Slice": "convy.project.shard",
     "Sources": "convy.project.sources",
+    "Startup": "convy.startup",
     "Stop": "convy.conduct.stop",
     "StoredRun": "convy.store.runs",
     "Summary": "convy.compare.summary",
@@ -160,6 +161,7 @@ __all__ = [
     "Shards",
     "Slice",
     "Sources",
+    "Startup",
     "Stop",
     "StoredRun",
     "Summary",
@@ -219,6 +221,7 @@ if TYPE_CHECKING:
     from convy.project.shard import Slice
     from convy.project.sources import Sources
     from convy.project.traceurl import TraceUrl
+    from convy.startup import Startup
     from convy.store.atomic import AtomicFile
     from convy.store.attempts import Damage
     from convy.store.journal import NewerFormat, RunJournal

@@ -5,14 +5,13 @@ on it would; what each subcommand does is in convy.command."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convy import SETTING_NAMES, ConfigurationError, Flags, Untrusted
+from convy import SETTING_NAMES, ConfigurationError, Flags, Startup, Untrusted
 from convy.command.console import Console
 from convy.command.reading import PAGES, REVIEW
 
@@ -120,14 +119,6 @@ class Command:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command's entry point."""
-    if importlib.util.find_spec("sniffio") is None:
-        # httpcore imports sniffio at every request; absent, let that import fail at once (decision 12)
-        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
-    # httpx's own command line (httpx._main) is never used here, but importing httpx loads click,
-    # pygments and rich for it wherever they are installed: tens of milliseconds (decision 12)
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(encoding="utf-8", errors="replace")
+    Startup().prepared()
     command = Command(sys.argv[1:] if argv is None else argv, dict(os.environ), sys.stdout, sys.stderr)
     return command.exit_code()

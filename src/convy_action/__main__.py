@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -12,15 +11,9 @@ from pathlib import Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The action's entry point."""
-    if importlib.util.find_spec("sniffio") is None:
-        # httpcore imports sniffio at every request; absent, let that import fail at once (decision 12)
-        sys.modules.setdefault("sniffio", None)  # type: ignore[arg-type]
-    # httpx's own command line (httpx._main) is never used here, but importing httpx loads click,
-    # pygments and rich for it wherever they are installed: tens of milliseconds (decision 12)
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(encoding="utf-8", errors="replace")
+    from convy import Startup
+
+    Startup().prepared()
     arguments = tuple(sys.argv[1:] if argv is None else argv)
     if {"-h", "--help"} & set(arguments):
         from convy_action.runner.inputs import Inputs
