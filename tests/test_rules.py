@@ -102,7 +102,7 @@ def test_no_module_level_functions_but_the_entry_points() -> None:
 
 STAGES = ("project", "play", "store", "compare", "draw", "conduct")
 """The engine's sub-packages in pipeline order: each imports only the stages before it."""
-BASE = {"convy.data", "convy.errors", "convy.startup", "convy.words"}
+BASE = {"convy.data", "convy.errors", "convy.release", "convy.startup", "convy.words"}
 """Shared by every stage; they import no stage."""
 
 
@@ -165,6 +165,7 @@ def test_every_engine_module_but_the_base_and_the_command_lives_in_a_stage() -> 
         "convy/data.py",
         "convy/errors.py",
         "convy/fakes.py",
+        "convy/release.py",
         "convy/startup.py",
         "convy/words.py",
     }

@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-__version__ = "0.3.0"
+from convy.release import VERSION
+
+__version__ = VERSION
 
 _HOMES = {
     "Agent": "convy.play.agent",

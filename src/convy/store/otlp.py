@@ -20,6 +20,7 @@ import msgspec
 from convy.errors import ConfigurationError, ConvyError
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.spec import HeaderName
+from convy.release import VERSION
 from convy.store.spans import TraceSpan
 from convy.store.traces import AttemptTrace
 
@@ -175,9 +176,8 @@ class Sdk(msgspec.Struct, frozen=True):
             raise ConfigurationError(
                 setting, f"sending to OpenTelemetry needs its packages: {INSTALL}"
             ) from None
-        from convy import __version__
 
-        return cls(Resource.create({"service.name": "convy", "service.version": __version__}))
+        return cls(Resource.create({"service.name": "convy", "service.version": VERSION}))
 
     def session(self) -> Any:
         """A requests session that keeps the receiver's answers and the errors of reaching it."""
@@ -221,7 +221,6 @@ class Sdk(msgspec.Struct, frozen=True):
             if span.parent_id
             else None
         )
-        from convy import __version__
 
         return ReadableSpan(
             name=span.name,
@@ -234,7 +233,7 @@ class Sdk(msgspec.Struct, frozen=True):
             status=Status(StatusCode.ERROR, span.error) if span.error else Status(StatusCode.OK),
             start_time=span.start,
             end_time=span.end,
-            instrumentation_scope=InstrumentationScope("convy", __version__),
+            instrumentation_scope=InstrumentationScope("convy", VERSION),
         )
 
 
