@@ -7,11 +7,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from convy import SECRET_LENGTH, Agent, ConfigurationError, Flags, Setting, Sources
+from convy import SECRET_LENGTH, ConfigurationError, Flags, Setting, Sources
 from convy_action.runner.settings import NAMES, ActionSettings
+
+if TYPE_CHECKING:
+    from convy import Agent
 
 
 class Inputs(msgspec.Struct, frozen=True):
