@@ -36,57 +36,130 @@ MOST_TURNS = 200
 """The most agent answers one attempt may have (a scenario's `max_turns`, the `max-turns` setting)."""
 
 
+class ArgumentMatch(Declared, frozen=True, kw_only=True):
+    """A tool call's argument that must match a regular expression (RE2), not equal a value."""
+
+    matches: str
+
+    def __post_init__(self) -> None:
+        problem = Pattern(self.matches).problem()
+        if problem:
+            raise ValueError(f"`matches` is not a valid regular expression: {problem}")
+
+
+Argument = str | int | float | bool | None | ArgumentMatch
+
+
+class ExpectedCall(Declared, frozen=True, kw_only=True):
+    """A tool call a check looks for: the tool's `name` and arguments it must have among its own
+    (each key with this value, or a value matching `{matches: REGEX}`)."""
+
+    name: str
+    args: dict[str, Argument] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("`tool` has no `name`: name the tool the step must call")
+
+
+KINDS = ("contains", "not_contains", "matches", "tool", "not_tool", "tools")
+"""A check's keys, one of which it has."""
+
+
 class Check(Declared, frozen=True, kw_only=True):
     """A deterministic check of the agent's answers, decided without a model: exactly one of
     `contains` (an answer holds this text), `not_contains` (no answer holds it), `matches` (a
     regular expression found in an answer, run by RE2: Python's syntax without backreferences or
-    lookaround, in time linear in the answer) or `tool` (a step calling the tool
-    of that name); `in: last` looks at the last answer (or turn's steps) only, `in: any` (the
-    default) at every one."""
+    lookaround, in time linear in the answer), `tool` (a step calling the tool of that name, or a
+    mapping `{name, args}`: with those arguments among its own), `not_tool` (no step calls it) or
+    `tools` (steps calling these tools in this order, others between allowed); `in: last` looks at
+    the last answer (or turn's steps) only, `in: any` (the default) at every one."""
 
     contains: str = ""
     not_contains: str = ""
     matches: str = ""
-    tool: str = ""
+    tool: str | ExpectedCall = ""
+    not_tool: str = ""
+    tools: tuple[str, ...] = ()
     within: Literal["any", "last"] = msgspec.field(default="any", name="in")
 
     def __post_init__(self) -> None:
-        given = [key for key in ("contains", "not_contains", "matches", "tool") if getattr(self, key)]
+        given = [key for key in KINDS if getattr(self, key)]
         if len(given) != 1:
             raise ValueError(
-                "`checks` item needs exactly one of `contains`, `not_contains`, `matches`, `tool`"
+                "`checks` item needs exactly one of "
+                + ", ".join(f"`{key}`" for key in KINDS)
                 + (f" (it has {', '.join(given)})" if given else "")
             )
         if self.matches:
             problem = Pattern(self.matches).problem()
             if problem:
                 raise ValueError(f"`matches` is not a valid regular expression: {problem}")
+        if any(not name.strip() for name in self.tools):
+            raise ValueError("`tools` has an empty name")
 
     @property
     def kind(self) -> str:
-        """The check's key: `contains`, `not_contains`, `matches` or `tool`."""
-        for key in ("contains", "not_contains", "matches", "tool"):
+        """The check's key: `contains`, `not_contains`, `matches`, `tool`, `not_tool` or `tools`."""
+        for key in KINDS:
             if getattr(self, key):
                 return key
         return "contains"
 
     @property
     def value(self) -> str:
-        """The text, expression or tool name the check looks for."""
-        return str(getattr(self, self.kind))
+        """The text, expression or tool name the check looks for (the tools joined by `, `)."""
+        match self.kind:
+            case "tool":
+                return self.call.name
+            case "tools":
+                return ", ".join(self.tools)
+            case kind:
+                return str(getattr(self, kind))
+
+    @property
+    def call(self) -> ExpectedCall:
+        """The call `tool` looks for (a name alone asks for no arguments)."""
+        return self.tool if isinstance(self.tool, ExpectedCall) else ExpectedCall(name=self.tool)
 
     def text(self) -> str:
         """The check as the report lists it beside the claims: `contains "refund" (last answer)`."""
         where = " (last answer)" if self.within == "last" else ""
+        turn = " (last turn)" if self.within == "last" else ""
         match self.kind:
             case "matches":
                 return f"matches /{self.matches}/{where}"
             case "tool":
-                return f"calls tool {self.tool}{' (last turn)' if self.within == 'last' else ''}"
+                args = ", ".join(
+                    f"{key}=/{value.matches}/" if isinstance(value, ArgumentMatch) else f"{key}={value!r}"
+                    for key, value in self.call.args.items()
+                )
+                return f"calls tool {self.call.name}{f' with {args}' if args else ''}{turn}"
+            case "not_tool":
+                return f"does not call tool {self.not_tool}{turn}"
+            case "tools":
+                return f"calls tools {' then '.join(self.tools)}, in this order{turn}"
             case "not_contains":
                 return f"does not contain {self.not_contains!r}{where}"
             case _:
                 return f"contains {self.contains!r}{where}"
+
+    def fingerprinted(self) -> dict[str, object]:
+        """What of the check goes into its scenario's fingerprint: the fields a check had before
+        `not_tool` and `tools` existed, always, and those only when given (so a scenario's
+        fingerprint stays what it was)."""
+        part: dict[str, object] = {
+            "contains": self.contains,
+            "not_contains": self.not_contains,
+            "matches": self.matches,
+            "tool": self.tool,
+            "in": self.within,
+        }
+        if self.not_tool:
+            part["not_tool"] = self.not_tool
+        if self.tools:
+            part["tools"] = self.tools
+        return part
 
 
 class Scenario(Declared, frozen=True, kw_only=True):
@@ -150,7 +223,7 @@ class Scenario(Declared, frozen=True, kw_only=True):
         """A short hash of what decides how a dialogue is judged: the claims and the checks."""
         part: dict[str, object] = {"claims": self.claims}
         if self.checks:
-            part["checks"] = self.checks
+            part["checks"] = [check.fingerprinted() for check in self.checks]
         return hashlib.sha256(msgspec.json.encode(part)).hexdigest()[:16]
 
     def fingerprint(self) -> str:
@@ -165,5 +238,5 @@ class Scenario(Declared, frozen=True, kw_only=True):
         if self.turns:
             content["turns"] = self.turns
         if self.checks:
-            content["checks"] = self.checks
+            content["checks"] = [check.fingerprinted() for check in self.checks]
         return hashlib.sha256(msgspec.json.encode(content)).hexdigest()[:16]
