@@ -175,6 +175,7 @@ class Command:
         from convy.run.prefetch import Ahead, Prefetch
         from convy.run.run import Run
         from convy.run.session import Session
+        from convy.run.stages import Staging
         from convy.store.journal import Provenance, RunInUse, RunJournal
 
         resume = Path(arguments.run_folder) if arguments.command == "resume" else None
@@ -198,17 +199,19 @@ class Command:
         stops: list[Stop] = []
 
         def watch(run: Run, missing: int) -> Ahead:
+            # while stages may add attempts, the progress line says how many at most
+            most = Staging(run.spec).left(run.journal.outcomes()) if run.staged(before) else 0
             if shown:
                 self._out.write(
                     f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear\n"
                 )
-                shown[0].more(missing)
+                shown[0].more(missing, most)
                 return Ahead(shown[0], Prefetch())
             self._out.write(
                 f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play "
                 f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"
             )
-            shown.append(Printed(missing, self._out, self._out.isatty()))
+            shown.append(Printed(missing, self._out, self._out.isatty(), most))
             return Ahead(shown[0], Prefetch())
 
         async def play() -> Run:

@@ -15,6 +15,7 @@ import msgspec
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.staged import Stages
+from convy.compare.staged_rate import Scenarios
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
@@ -106,7 +107,9 @@ class Summary(Data, frozen=True, kw_only=True):
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
-        nothing was judged."""
+        nothing was judged. Under staged play, each scenario's rate estimated given its stages."""
+        if self.stages:
+            return Scenarios(ends=self.stages, repeat=self.repeat, scenarios=self.scenarios).rate().share()
         return Averaged(tallies=tuple(s.tally for s in self.scenarios)).share()
 
     @property
@@ -147,6 +150,18 @@ class Summed(msgspec.Struct, frozen=True):
             for s in scenarios
         )
 
+    def pass_k(self, scenarios: tuple[ScenarioSummary, ...]) -> Share | Unknown:
+        """The mean of the scenarios' pass^k, those with fewer than k judged left out (a run played
+        without stages)."""
+        reliable: list[float] = []
+        for scenario in scenarios:
+            match scenario.pass_k:
+                case Share(value=value):
+                    reliable.append(value)
+                case Unknown():
+                    pass
+        return Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown()
+
     def summary(self) -> Summary:
         spec = self.file.spec
         summing = Summing(repeat=spec.repeat, ends=spec.stages)
@@ -173,15 +188,12 @@ class Summed(msgspec.Struct, frozen=True):
         )
         averaged = Averaged(tallies=tuple(s.tally for s in scenarios))
         tally = averaged.pooled()
+        rate, pass_k = averaged.rate(), self.pass_k(scenarios)
+        if spec.stages:
+            staged = Scenarios(ends=spec.stages, repeat=spec.repeat, scenarios=scenarios).rate()
+            rate, pass_k = staged.rate(), staged.pass_k(spec.repeat)
         attempts = sum(s.attempts for s in scenarios)
         unjudged = sum(s.no_verdict for s in scenarios)
-        reliable: list[float] = []
-        for scenario in scenarios:
-            match scenario.pass_k:
-                case Share(value=value):
-                    reliable.append(value)
-                case Unknown():
-                    pass
         return Summary(
             agent=spec.agent,
             run=self.folder.rstrip("/").rsplit("/", 1)[-1],
@@ -196,7 +208,7 @@ class Summed(msgspec.Struct, frozen=True):
             attempts=attempts,
             expected=self.expected(scenarios),
             tally=tally,
-            rate=averaged.rate(),
+            rate=rate,
             averaged=not averaged.even(),
             failed=summing.failed.counted(),
             no_verdict=summing.unjudged.counted(),
@@ -216,7 +228,7 @@ class Summed(msgspec.Struct, frozen=True):
             failed_attempts=sum(s.failed for s in scenarios),
             no_verdict_attempts=unjudged,
             first_seconds=summing.first_seconds.spread(),
-            pass_k=Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown(),
+            pass_k=pass_k,
             parties=summing.blame.counted(),
             left_out=spec.left_out,
             stopped=self.file.reason if self.file.status == "stopped" else "",
