@@ -12,10 +12,14 @@ from fractions import Fraction
 
 import pytest
 
+from convy.compare.comparison import Compared
+from convy.compare.gate import Gate
 from convy.compare.staged import Stages
 from convy.compare.staged_rate import Reached, StagedRate
 from convy.compare.statistics import Averaged, Share, Tally
 from convy.compare.summary import Summary, Summed
+from convy.draw.blocks import MarkdownCells
+from convy.draw.figures import Figures
 from convy.draw.progress import Printed
 from convy.play.outcome import ClaimResult, Outcome, Verdict
 from convy.run.stages import Staging
@@ -183,6 +187,18 @@ def test_a_staged_run_prints_and_floors_the_unbiased_rate_and_pass_k_counts_ever
     )
     assert counted.pass_k == Share(value=0.75)
     assert sum(1 for s in counted.scenarios if isinstance(s.pass_k, Share)) == 1, "one has 3 judged"
+
+
+def test_the_comment_says_how_a_staged_run_reads_its_pass_rate() -> None:
+    said = {"solid": [True, True, True], "dead": [False, False, False]}
+    spec = RunSpec(agent="a", repeat=3, scenarios=tuple(ScenarioEntry(name=n, fingerprint="f") for n in said))
+    before = Summed(
+        RunFile(format=2, spec=spec, status="finished", started="t0"), "results/a/b", attempts(said)
+    ).summary()
+    now = staged({"solid": [True], "dead": [False]}, {"solid": (3, 3), "dead": (0, 3)})
+    comparison = Compared(now, before).comparison()
+    notes = " ".join(Figures(comparison, Gate().decision(comparison), MarkdownCells()).notes())
+    assert "played by stages" in notes and "does not bias the pass rate" in notes
 
 
 def test_a_fixed_repeat_run_sums_up_exactly_as_before() -> None:

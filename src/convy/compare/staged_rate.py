@@ -282,7 +282,7 @@ class Scenarios(Data, frozen=True, kw_only=True):
         return StagedRate(
             scenarios=tuple(
                 Reached(stages=(s.tally,))
-                if s.against is None or not s.stages
+                if s.against is None or not s.stages or s.rejudged
                 else Reached(design=design, stages=s.stages, against=s.against)
                 for s in self.scenarios
             )

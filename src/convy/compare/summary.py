@@ -43,7 +43,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """Every attempt judged and held, counted: what `nothing-held` and the counts shown read."""
     rate: Rate | Unknown
     """The pass rate: the mean of the scenarios' shares (Averaged), which is tally's held / judged
-    when every scenario has the same number judged."""
+    when every scenario has the same number judged; under staged play, the mean of each scenario's
+    rate estimated given the stages it reached (StagedRate, decision 28)."""
     failed: tuple[Reason, ...]
     no_verdict: tuple[Reason, ...]
     no_verdict_share: Share | Unknown
@@ -71,7 +72,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """The most attempts a scenario could get (more than `repeat`: adaptive repeats were on)."""
     pass_k: Share | Unknown = Unknown()
     """The mean over the scenarios of their pass^k (k = repeat), as tau-bench reports it; scenarios
-    with fewer than k judged attempts are left out, and with none left it is unknown."""
+    with fewer than k judged attempts are left out, and with none left it is unknown. Under staged
+    play every scenario judged counts, each by an unbiased estimate of its rate to the k-th power."""
     parties: tuple[Party, ...] = ()
     """Whose each attempt that did not hold is, in the order of PARTIES (parties with none left out)."""
     left_out: tuple[str, ...] = ()
