@@ -81,6 +81,35 @@ def test_the_estimate_and_pass_k_are_exactly_unbiased_at_every_rate_and_baseline
             assert powers == pytest.approx(float(rate**k), abs=1e-9), (side, base, rate)
 
 
+def test_the_estimate_stays_unbiased_when_an_attempt_gets_no_verdict() -> None:
+    """1 → 3 → 9 with the second attempt unjudged: the first stage judges 1, the second 1, the last 6."""
+    design = Stages.of(3, 9)
+    for base in range(4):
+        ways = []
+        for bits in itertools.product((0, 1), repeat=8):
+            stages = [Tally(held=bits[0], judged=1)]
+            if base + bits[0] not in (0, 4):
+                stages.append(Tally(held=bits[1], judged=1))
+                total = base + bits[0] + bits[1]
+                if total >= 1 and 2 * total <= 3 + 2:
+                    stages.append(Tally(held=sum(bits[2:]), judged=6))
+            length = sum(s.judged for s in stages)
+            if any(bits[length:]):
+                continue
+            ways.append(
+                (
+                    Reached(design=design, stages=tuple(stages), against=Tally(held=base, judged=3)),
+                    bits[:length],
+                )
+            )
+        for rate in RATES:
+            mean = sum(
+                (rate ** sum(b) * (1 - rate) ** (len(b) - sum(b)) * r.estimate() for r, b in ways),
+                start=Fraction(0),
+            )
+            assert mean == rate, (base, rate)
+
+
 def test_a_scenario_that_stopped_on_its_first_attempt_is_read_by_it() -> None:
     design = Stages.of(3, 9)
     held = Reached(design=design, stages=(Tally(held=1, judged=1),), against=Tally(held=3, judged=3))

@@ -22,9 +22,9 @@ from convy.compare.staged import Played, Stages
 from convy.compare.statistics import Z95, Rate, Share, Tally, Unknown
 from convy.data import Data
 
-Outcome = tuple[int, int, int, Fraction]
-"""One way a scenario can end: the attempts judged, the number held, the arrangements of those
-holds the rule would have played just so, and the estimate read from it."""
+Outcome = tuple[int, int, int, int, Fraction]
+"""One way a scenario can end: the stage it stops at, the attempts judged, the number held, the
+arrangements of those holds the rule would have played just so, and the estimate read from it."""
 
 Ways = tuple[tuple[int, tuple[tuple[int, int, float, float], ...]], ...]
 """Distinct sets of ways scenarios could have ended, each with how many scenarios share it: the
@@ -78,7 +78,7 @@ def outcomes(design: Stages, judged: tuple[int, ...], against: Tally) -> tuple[O
     for end in range(len(judged)):
         upto = judged[: end + 1]
         for held, (ways, estimate) in arrangements(design, upto, against, True).items():
-            found.append((sum(upto), held, ways, estimate))
+            found.append((end, sum(upto), held, ways, estimate))
     return tuple(found)
 
 
@@ -95,7 +95,7 @@ def powers(design: Stages, judged: tuple[int, ...], against: Tally, k: int) -> t
     rows = [
         [
             Fraction(w * math.comb(most - n, j - s)) if 0 <= j - s <= most - n else Fraction(0)
-            for n, s, w, _ in ways
+            for _, n, s, w, _ in ways
         ]
         + [Fraction(math.comb(most - k, j - k) if j >= k else 0)]
         for j in range(most + 1)
@@ -171,7 +171,7 @@ class Reached(Data, frozen=True, kw_only=True):
         if not self.staged():
             total = self.total()
             return tuple(
-                (total.judged, held, math.comb(total.judged, held), Fraction(held, total.judged))
+                (0, total.judged, held, math.comb(total.judged, held), Fraction(held, total.judged))
                 for held in range(total.judged + 1)
             )
         return outcomes(self.design, self.sizes(), self.against)
@@ -187,8 +187,9 @@ class Reached(Data, frozen=True, kw_only=True):
         estimates = powers(self.design, self.sizes(), self.against, k)
         if estimates is None or self.settled() is not True:
             return float(self.estimate()) ** k
+        end = len(self.stages) - 1
         place = next(
-            i for i, (n, s, _, _) in enumerate(self.space()) if n == total.judged and s == total.held
+            i for i, (stage, _, s, _, _) in enumerate(self.space()) if stage == end and s == total.held
         )
         return float(estimates[place])
 
@@ -218,7 +219,7 @@ class StagedRate(Data, frozen=True, kw_only=True):
         scenarios share it (ways and estimates as floats, for the variance)."""
         counted = Counter(s.space() for s in self.judged())
         return tuple(
-            (count, tuple((n, s, float(ways), float(estimate)) for n, s, ways, estimate in space))
+            (count, tuple((n, s, float(ways), float(estimate)) for _, n, s, ways, estimate in space))
             for space, count in counted.items()
         )
 
