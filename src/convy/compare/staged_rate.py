@@ -5,8 +5,8 @@ own attempts. Its first attempt (its first judged one) is always played and is a
 result is an unbiased estimate of the scenario's rate; averaged over the arrangements of the holds
 among the attempts that the rule would have played just so (the stages reached, the number held,
 the baseline's recorded tally taken as fixed), it stays unbiased and loses the noise of which attempt
-held (Rao–Blackwell: every such arrangement is equally likely, whatever the rate). Reached is one
-scenario so read: its estimate, its exact variance at any rate, and pass^k's unbiased estimate;
+held (Rao–Blackwell: every such arrangement is equally likely, whatever the rate). Course counts
+those arrangements and every way a scenario can end; Reached is one scenario so read: its estimate, its exact variance at any rate, and pass^k's unbiased estimate;
 StagedRate is the run's mean over its scenarios with a score interval from that variance. A
 scenario played plainly (no recorded tally) is read by its share, as a fixed repeat is."""
 
@@ -34,94 +34,99 @@ STEPS = 40
 """Bisections of an interval's bound (2**-40 of the width: far below what is shown)."""
 
 
-@functools.lru_cache(maxsize=4096)
-def arrangements(
-    design: Stages, judged: tuple[int, ...], against: Tally, settled: bool
-) -> dict[int, tuple[int, Fraction]]:
-    """For stages that judged `judged` attempts each, and each count held over them: the
-    arrangements of those holds the rule would have played just so (going on after each stage but
-    the last and, `settled`, stopping after the last), and the mean over them of the first judged
-    stage's share held."""
-    states: dict[int, tuple[int, Fraction]] = {0: (1, Fraction(0))}
-    done = 0
-    for stage, count in enumerate(judged):
-        if stage:
+class Course(Data, frozen=True, kw_only=True):
+    """The ways a scenario can go through `design`'s stages when they judge `judged` attempts each,
+    against a baseline tally of `against` taken as fixed. Its answers are cached by value: equal
+    courses (most scenarios of a run share a few) are worked out once."""
+
+    design: Stages
+    judged: tuple[int, ...]
+    against: Tally
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (a small frozen value, hashed by its fields)
+    def arrangements(self, settled: bool) -> dict[int, tuple[int, Fraction]]:
+        """For each count held over the stages: the arrangements of those holds the rule would have
+        played just so (going on after each stage but the last and, `settled`, stopping after the
+        last), and the mean over them of the first judged stage's share held."""
+        design, against = self.design, self.against
+        states: dict[int, tuple[int, Fraction]] = {0: (1, Fraction(0))}
+        done = 0
+        for stage, count in enumerate(self.judged):
+            if stage:
+                states = {
+                    held: state
+                    for held, state in states.items()
+                    if design.goes_on(stage - 1, Tally(held=held, judged=done), against)
+                }
+            grown: dict[int, tuple[int, Fraction]] = {}
+            for held, (ways, first) in states.items():
+                for more in range(count + 1):
+                    times = math.comb(count, more)
+                    share = Fraction(ways * times * more, count) if not done and count else first * times
+                    old = grown.get(held + more, (0, Fraction(0)))
+                    grown[held + more] = (old[0] + ways * times, old[1] + share)
+            states = grown
+            done += count
+        if settled and self.judged:
+            last = len(self.judged) - 1
             states = {
                 held: state
                 for held, state in states.items()
-                if design.goes_on(stage - 1, Tally(held=held, judged=done), against)
+                if not design.goes_on(last, Tally(held=held, judged=done), against)
             }
-        grown: dict[int, tuple[int, Fraction]] = {}
-        for held, (ways, first) in states.items():
-            for more in range(count + 1):
-                times = math.comb(count, more)
-                share = Fraction(ways * times * more, count) if not done and count else first * times
-                old = grown.get(held + more, (0, Fraction(0)))
-                grown[held + more] = (old[0] + ways * times, old[1] + share)
-        states = grown
-        done += count
-    if settled and judged:
-        last = len(judged) - 1
-        states = {
-            held: state
-            for held, state in states.items()
-            if not design.goes_on(last, Tally(held=held, judged=done), against)
-        }
-    return {held: (ways, first / ways) for held, (ways, first) in states.items() if ways}
+        return {held: (ways, first / ways) for held, (ways, first) in states.items() if ways}
 
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (a small frozen value, hashed by its fields)
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Every way the scenario can end under the rule: each stage it can stop at, and each count
+        held there."""
+        found: list[Outcome] = []
+        for end in range(len(self.judged)):
+            upto = Course(design=self.design, judged=self.judged[: end + 1], against=self.against)
+            for held, (ways, estimate) in upto.arrangements(True).items():
+                found.append((end, sum(upto.judged), held, ways, estimate))
+        return tuple(found)
 
-@functools.lru_cache(maxsize=4096)
-def outcomes(design: Stages, judged: tuple[int, ...], against: Tally) -> tuple[Outcome, ...]:
-    """Every way a scenario whose stages judge `judged` attempts each can end under the rule: each
-    stage it can stop at, and each count held there."""
-    found: list[Outcome] = []
-    for end in range(len(judged)):
-        upto = judged[: end + 1]
-        for held, (ways, estimate) in arrangements(design, upto, against, True).items():
-            found.append((end, sum(upto), held, ways, estimate))
-    return tuple(found)
-
-
-@functools.lru_cache(maxsize=4096)
-def powers(design: Stages, judged: tuple[int, ...], against: Tally, k: int) -> tuple[Fraction, ...] | None:
-    """An unbiased estimate of p^k for each of `outcomes(...)` (in their order): the solution f of
-    Σ f(x)·P_p(x) = p^k as polynomials in p, written in the Bernstein basis of the most attempts
-    (exact, by Gaussian elimination); None when no function of how the scenario ended has p^k as
-    its mean."""
-    ways = outcomes(design, judged, against)
-    most = sum(judged)
-    if k > most:
-        return None
-    rows = [
-        [
-            Fraction(w * math.comb(most - n, j - s)) if 0 <= j - s <= most - n else Fraction(0)
-            for _, n, s, w, _ in ways
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (a small frozen value, hashed by its fields)
+    def powers(self, k: int) -> tuple[Fraction, ...] | None:
+        """An unbiased estimate of p^k for each of `outcomes()` (in their order): the solution f of
+        Σ f(x)·P_p(x) = p^k as polynomials in p, written in the Bernstein basis of the most attempts
+        (exact, by Gaussian elimination); None when no function of how the scenario ended has p^k
+        as its mean."""
+        ways = self.outcomes()
+        most = sum(self.judged)
+        if k > most:
+            return None
+        rows = [
+            [
+                Fraction(w * math.comb(most - n, j - s)) if 0 <= j - s <= most - n else Fraction(0)
+                for _, n, s, w, _ in ways
+            ]
+            + [Fraction(math.comb(most - k, j - k) if j >= k else 0)]
+            for j in range(most + 1)
         ]
-        + [Fraction(math.comb(most - k, j - k) if j >= k else 0)]
-        for j in range(most + 1)
-    ]
-    width = len(ways)
-    pivots: list[int] = []
-    row = 0
-    for column in range(width):
-        chosen = next((r for r in range(row, len(rows)) if rows[r][column]), None)
-        if chosen is None:
-            continue
-        rows[row], rows[chosen] = rows[chosen], rows[row]
-        lead = rows[row][column]
-        rows[row] = [value / lead for value in rows[row]]
-        for other in range(len(rows)):
-            if other != row and rows[other][column]:
-                factor = rows[other][column]
-                rows[other] = [a - factor * b for a, b in zip(rows[other], rows[row], strict=True)]
-        pivots.append(column)
-        row += 1
-    if any(all(value == 0 for value in r[:width]) and r[width] != 0 for r in rows):
-        return None
-    solution = [Fraction(0)] * width
-    for place, column in enumerate(pivots):
-        solution[column] = rows[place][width]
-    return tuple(solution)
+        width = len(ways)
+        pivots: list[int] = []
+        row = 0
+        for column in range(width):
+            chosen = next((r for r in range(row, len(rows)) if rows[r][column]), None)
+            if chosen is None:
+                continue
+            rows[row], rows[chosen] = rows[chosen], rows[row]
+            lead = rows[row][column]
+            rows[row] = [value / lead for value in rows[row]]
+            for other in range(len(rows)):
+                if other != row and rows[other][column]:
+                    factor = rows[other][column]
+                    rows[other] = [a - factor * b for a, b in zip(rows[other], rows[row], strict=True)]
+            pivots.append(column)
+            row += 1
+        if any(all(value == 0 for value in r[:width]) and r[width] != 0 for r in rows):
+            return None
+        solution = [Fraction(0)] * width
+        for place, column in enumerate(pivots):
+            solution[column] = rows[place][width]
+        return tuple(solution)
 
 
 class Reached(Data, frozen=True, kw_only=True):
@@ -158,13 +163,18 @@ class Reached(Data, frozen=True, kw_only=True):
         if not self.design.on or settled is None:
             return Fraction(total.held, total.judged)
         judged = tuple(s.judged for s in self.stages)
-        return arrangements(self.design, judged, self.against, settled)[total.held][1]
+        course = Course(design=self.design, judged=judged, against=self.against)
+        return course.arrangements(settled)[total.held][1]
 
     def sizes(self) -> tuple[int, ...]:
         """The attempts judged in each stage: those reached as judged, those not reached whole."""
         reached = tuple(s.judged for s in self.stages)
         rest = tuple(len(self.design.span(stage)) for stage in range(len(reached), len(self.design.ends)))
         return reached + rest
+
+    def course(self) -> Course:
+        """The ways it could have gone through the stages, those not reached at their full size."""
+        return Course(design=self.design, judged=self.sizes(), against=self.against)
 
     def space(self) -> tuple[Outcome, ...]:
         """Every way the scenario could have ended, with the estimate each gives."""
@@ -174,7 +184,7 @@ class Reached(Data, frozen=True, kw_only=True):
                 (0, total.judged, held, math.comb(total.judged, held), Fraction(held, total.judged))
                 for held in range(total.judged + 1)
             )
-        return outcomes(self.design, self.sizes(), self.against)
+        return self.course().outcomes()
 
     def pass_k(self, k: int) -> float:
         """An unbiased estimate of p^k (it may lie outside 0–1, as such estimates do); where none
@@ -184,7 +194,7 @@ class Reached(Data, frozen=True, kw_only=True):
             if total.judged >= k:
                 return math.comb(total.held, k) / math.comb(total.judged, k)
             return float(self.estimate()) ** k
-        estimates = powers(self.design, self.sizes(), self.against, k)
+        estimates = self.course().powers(k)
         if estimates is None or self.settled() is not True:
             return float(self.estimate()) ** k
         end = len(self.stages) - 1
