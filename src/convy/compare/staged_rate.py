@@ -6,9 +6,10 @@ result is an unbiased estimate of the scenario's rate; averaged over the arrange
 among the attempts that the rule would have played just so (the stages reached, the number held,
 the baseline's recorded tally taken as fixed), it stays unbiased and loses the noise of which attempt
 held (Rao–Blackwell: every such arrangement is equally likely, whatever the rate). Course counts
-those arrangements and every way a scenario can end; Reached is one scenario so read: its estimate, its exact variance at any rate, and pass^k's unbiased estimate;
-StagedRate is the run's mean over its scenarios with a score interval from that variance. A
-scenario played plainly (no recorded tally) is read by its share, as a fixed repeat is."""
+those arrangements and every way a scenario can end; Reached is one scenario so read: its
+estimate, its exact variance at any rate, and pass^k's unbiased estimate; StagedRate is the run's
+mean over its scenarios with a score interval from that variance. A scenario played plainly (no
+recorded tally) is read by its share, as a fixed repeat is."""
 
 from __future__ import annotations
 
@@ -214,6 +215,20 @@ class StagedRate(Data, frozen=True, kw_only=True):
 
     scenarios: tuple[Reached, ...]
 
+    @classmethod
+    def of(cls, ends: tuple[int, ...], repeat: int, scenarios: tuple[ScenarioSummary, ...]) -> StagedRate:
+        """A staged run's scenarios as its summary holds them (stages ending at `ends`): each with a
+        recorded baseline tally read by its stages, the others (and a re-judged one) by their share."""
+        design = Stages(ends=ends, repeat=repeat)
+        return cls(
+            scenarios=tuple(
+                Reached(stages=(s.tally,))
+                if s.against is None or not s.stages or s.rejudged
+                else Reached(design=design, stages=s.stages, against=s.against)
+                for s in scenarios
+            )
+        )
+
     def judged(self) -> tuple[Reached, ...]:
         return tuple(s for s in self.scenarios if s.total().judged)
 
@@ -279,22 +294,3 @@ class StagedRate(Data, frozen=True, kw_only=True):
             return Unknown()
         mean = math.fsum(s.pass_k(k) for s in judged) / len(judged)
         return Share(value=min(1.0, max(0.0, mean)))
-
-
-class Scenarios(Data, frozen=True, kw_only=True):
-    """A staged run's scenarios as its summary holds them, to be read as Reached."""
-
-    ends: tuple[int, ...]
-    repeat: int
-    scenarios: tuple[ScenarioSummary, ...]
-
-    def rate(self) -> StagedRate:
-        design = Stages(ends=self.ends, repeat=self.repeat)
-        return StagedRate(
-            scenarios=tuple(
-                Reached(stages=(s.tally,))
-                if s.against is None or not s.stages or s.rejudged
-                else Reached(design=design, stages=s.stages, against=s.against)
-                for s in self.scenarios
-            )
-        )

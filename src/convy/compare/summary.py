@@ -15,7 +15,7 @@ import msgspec
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.staged import Stages
-from convy.compare.staged_rate import Scenarios
+from convy.compare.staged_rate import StagedRate
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
@@ -111,7 +111,7 @@ class Summary(Data, frozen=True, kw_only=True):
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
         nothing was judged. Under staged play, each scenario's rate estimated given its stages."""
         if self.stages:
-            return Scenarios(ends=self.stages, repeat=self.repeat, scenarios=self.scenarios).rate().share()
+            return StagedRate.of(self.stages, self.repeat, self.scenarios).share()
         return Averaged(tallies=tuple(s.tally for s in self.scenarios)).share()
 
     @property
@@ -192,7 +192,7 @@ class Summed(msgspec.Struct, frozen=True):
         tally = averaged.pooled()
         rate, pass_k = averaged.rate(), self.pass_k(scenarios)
         if spec.stages:
-            staged = Scenarios(ends=spec.stages, repeat=spec.repeat, scenarios=scenarios).rate()
+            staged = StagedRate.of(spec.stages, spec.repeat, scenarios)
             rate, pass_k = staged.rate(), staged.pass_k(spec.repeat)
         attempts = sum(s.attempts for s in scenarios)
         unjudged = sum(s.no_verdict for s in scenarios)
