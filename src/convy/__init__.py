@@ -80,6 +80,7 @@ _HOMES = {
     "Shards": "convy.store.merged",
     "Slice": "convy.project.shard",
     "Sources": "convy.project.sources",
+    "Staging": "convy.conduct.stages",
     "Startup": "convy.startup",
     "Stop": "convy.conduct.stop",
     "StoredRun": "convy.store.runs",
@@ -163,6 +164,7 @@ __all__ = [
     "Shards",
     "Slice",
     "Sources",
+    "Staging",
     "Startup",
     "Stop",
     "StoredRun",
@@ -188,6 +190,7 @@ if TYPE_CHECKING:
     from convy.conduct.review import Review, Reviewed
     from convy.conduct.run import Run, RunId
     from convy.conduct.session import Prepared, Session
+    from convy.conduct.stages import Staging
     from convy.conduct.stop import Stop
     from convy.data import Data, Tagged
     from convy.demo.servers import DemoServers
@@ -214,9 +217,15 @@ if TYPE_CHECKING:
     from convy.play.errorbody import SECRET_LENGTH
     from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
     from convy.play.outcome import Outcome
-    from convy.project.names import DESCRIPTIONS as SETTING_DESCRIPTIONS
-    from convy.project.names import ENGINE as SETTING_NAMES
-    from convy.project.names import SECRETS as SETTING_SECRETS
+    from convy.project.names import (
+        DESCRIPTIONS as SETTING_DESCRIPTIONS,
+    )
+    from convy.project.names import (
+        ENGINE as SETTING_NAMES,
+    )
+    from convy.project.names import (
+        SECRETS as SETTING_SECRETS,
+    )
     from convy.project.project import Project
     from convy.project.scenario import Scenario
     from convy.project.settings import Flags, Setting, Settings
