@@ -22,6 +22,7 @@ _HOMES = {
     "Busy": "convy.play.busy",
     "Call": "convy.play.agent",
     "Collector": "convy.store.otlp",
+    "CommandLine": "convy.project.commandline",
     "CommentMarkdown": "convy.draw.markdown",
     "Comparison": "convy.compare.comparison",
     "ConfigurationError": "convy.errors",
@@ -32,6 +33,7 @@ _HOMES = {
     "Decided": "convy.play.dialog",
     "DemoServers": "convy.demo.servers",
     "Estimating": "convy.conduct.estimate",
+    "ExitCodes": "convy.project.commandline",
     "Flags": "convy.project.settings",
     "GateDecision": "convy.compare.gate",
     "Index": "convy.draw.report",
@@ -83,6 +85,7 @@ _HOMES = {
     "Staging": "convy.conduct.stages",
     "Startup": "convy.startup",
     "Stop": "convy.conduct.stop",
+    "Subcommand": "convy.project.commandline",
     "StoredRun": "convy.store.runs",
     "Summary": "convy.compare.summary",
     "Summed": "convy.compare.summary",
@@ -106,6 +109,7 @@ __all__ = [
     "Busy",
     "Call",
     "Collector",
+    "CommandLine",
     "CommentMarkdown",
     "Comparison",
     "ConfigurationError",
@@ -116,6 +120,7 @@ __all__ = [
     "Decided",
     "DemoServers",
     "Estimating",
+    "ExitCodes",
     "Flags",
     "GateDecision",
     "Index",
@@ -168,6 +173,7 @@ __all__ = [
     "Startup",
     "Stop",
     "StoredRun",
+    "Subcommand",
     "Summary",
     "Summed",
     "Tables",
@@ -217,15 +223,10 @@ if TYPE_CHECKING:
     from convy.play.errorbody import SECRET_LENGTH
     from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
     from convy.play.outcome import Outcome
-    from convy.project.names import (
-        DESCRIPTIONS as SETTING_DESCRIPTIONS,
-    )
-    from convy.project.names import (
-        ENGINE as SETTING_NAMES,
-    )
-    from convy.project.names import (
-        SECRETS as SETTING_SECRETS,
-    )
+    from convy.project.commandline import CommandLine, ExitCodes, Subcommand
+    from convy.project.names import DESCRIPTIONS as SETTING_DESCRIPTIONS
+    from convy.project.names import ENGINE as SETTING_NAMES
+    from convy.project.names import SECRETS as SETTING_SECRETS
     from convy.project.project import Project
     from convy.project.scenario import Scenario
     from convy.project.settings import Flags, Setting, Settings
