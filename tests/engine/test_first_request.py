@@ -12,7 +12,7 @@ from pathlib import Path
 
 from convy.demo.localserver import LocalServer
 from convy.play.bench import FailFast
-from convy.play.outcome import Failed, Outcome
+from convy.play.outcome import Failed, Outcome, Turn
 from convy.play.wire.reading import MissingAnswer
 from tests.engine.test_cli import convy, lines, only_run
 from tests.engine.test_setup_mistakes import closed_port, project
@@ -155,6 +155,40 @@ def test_a_wrong_answer_path_names_the_setting_lists_the_keys_and_keeps_the_answ
     raw = str(decision["raw"])
     assert raw.startswith('{"reply": {"text": "hello"}') and "***" in raw
     assert "sk-agent-secret-0000" not in raw + done.stdout + done.stderr
+
+
+def test_a_wrong_answer_path_plays_one_attempt_at_concurrency_8(tmp_path: Path) -> None:
+    """Every attempt would fail the same way: the run stops at the first, as at a 404."""
+    asked: list[str] = []
+
+    def answered(method: str, path: str, headers: dict[str, str], body: bytes) -> Triple:
+        asked.append(path)
+        return 200, {"Content-Type": "application/json"}, json.dumps({"reply": {"text": "hi"}}).encode()
+
+    root = project(tmp_path / "p")
+    with LocalServer(answered) as server:
+        done = convy(
+            "run", "--agent-url", f"{server.url}/chat", "--agent-answer", "reply.message", *WIDE, cwd=root
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    folder = only_run(root / "results")
+    assert reasons(folder) == ["bad_answer"] and len(asked) == 1, "one attempt, one request"
+    assert json.loads((folder / "run.json").read_text())["status"] == "stopped"
+    assert "fail-fast stopped the run: the agent's answer was not found" in done.stdout
+    assert "check agent-answer" in done.stdout
+
+
+def test_an_answer_path_that_finds_nothing_only_later_does_not_stop_the_run() -> None:
+    """Once an attempt reached the agent's logic, a missing answer is the agent's own failure."""
+    halt = FailFast()
+    held = Turn(user="hi", agent="hello", seconds=0.1)
+    answered = Failed(reason="bad_answer", detail="the answer from http://x/chat has nothing at `a`")
+    halt.seen(
+        Outcome(scenario="s", index=0, fingerprint="f", turns=(held,), seconds=0.1, decision=answered), 12
+    )
+    missing = Outcome(scenario="s", index=1, fingerprint="f", turns=(), seconds=0.0, decision=answered)
+    halt.seen(missing, 12)
+    assert halt.cause == ""
 
 
 def test_a_wrong_path_in_an_agent_file_names_the_file_s_answer(tmp_path: Path) -> None:

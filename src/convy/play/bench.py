@@ -21,6 +21,7 @@ from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import UNPRICED, Pricing
 from convy.play.replay import Pairs
 from convy.play.reuse import Verdicts
+from convy.play.wire.reading import NOTHING_AT
 from convy.words import Plural, Shortened
 
 FIRST = 5
@@ -52,7 +53,8 @@ class Halt(Protocol):
 
 class Mistake(msgspec.Struct, frozen=True):
     """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
-    refused the request as such (`not_delivered`), or a model refused its key (HTTP 401 or 403).
+    refused the request as such (`not_delivered`), its answer path found nothing in its answer (a
+    wrong `agent-answer`: every attempt would fail so), or a model refused its key (HTTP 401 or 403).
     `text` says what happened and the setting to check, "" when the attempt ended otherwise."""
 
     outcome: Outcome
@@ -62,6 +64,10 @@ class Mistake(msgspec.Struct, frozen=True):
             case Failed(reason="not_delivered", status=status, detail=detail):
                 what = detail.partition(": ")[2] or detail
                 return f"the agent was not reached; check {self.agent_setting(status, detail)}: {what}"
+            case Failed(reason="bad_answer", detail=detail) if (
+                NOTHING_AT in detail and not self.outcome.turns
+            ):
+                return f"the agent's answer was not found: {detail}"
             case NoVerdict(status=401 | 403 as status, detail=detail, message=message) if detail.startswith(
                 ("user: ", "judge: ")
             ):
