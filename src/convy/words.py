@@ -40,3 +40,13 @@ class Shortened(msgspec.Struct, frozen=True):
         if space >= self.most // 2:
             cut = cut[:space]
         return cut.rstrip(" ,;:") + "…"
+
+
+class Sentence(msgspec.Struct, frozen=True):
+    """A sentence's words, ended with a full stop unless they end a question or an exclamation
+    already (never "…?.")."""
+
+    words: str
+
+    def text(self) -> str:
+        return self.words if self.words.endswith(("?", "!", ".", "?)", "?`")) else f"{self.words}."

@@ -485,7 +485,7 @@ def test_a_comparison_too_long_for_one_comment_is_shortened_and_posted(
             "max_turns": 1,
             "claims": ["The agent offers to connect the user with a human.", "The agent stays polite."],
         }
-        for number in range(220)
+        for number in range(500)
     ]
     (project / "scenarios").mkdir()
     (project / "scenarios" / "many.yaml").write_text(json.dumps(scenarios))
@@ -507,7 +507,7 @@ def test_a_comparison_too_long_for_one_comment_is_shortened_and_posted(
     assert body.startswith(MARKER) and len(body.encode("utf-16-le")) // 2 <= 65_536
     assert "more scenario" in body and "talk-to-human-000-" in body
     full = (job.workspace / job.outputs()["run-dir"] / "report.html").read_text()
-    assert "talk-to-human-219-" in full
+    assert "talk-to-human-499-" in full
 
 
 def cancelled(job: Job, after: str) -> str:

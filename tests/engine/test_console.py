@@ -25,7 +25,7 @@ def test_the_console_shows_the_verdict_the_pass_rates_and_the_regressions() -> N
         "Decided by min-pass-rate: pass rate 77.8% (45.3–93.7%) is under min-pass-rate 95.0%; "
         "commonest: failed claims ×2: judge: It never asked for the order number." in text
     )
-    regressions = text.split("Regressions (1)\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    regressions = text.split("What failed (1)\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(regressions) == 2 + 1
     assert re.match(
         r"refund +1/3 +3/3 +p = 0.2 +The agent asks for the order number\. \(2 of 3 failed\)", regressions[2]
@@ -41,7 +41,7 @@ def test_the_console_follows_the_verdict_and_says_when_there_is_no_baseline() ->
     text = console(run({"s": [None, None, True]}), NoBaseline(why="no earlier run"))
     assert text.splitlines()[0] == "convy: INCONCLUSIVE · support"
     assert "now; no baseline (no earlier run): the gate decided on the floor only." in text
-    assert "Scenarios with failed claims (0)\nNo claim failed." in text
+    assert "What failed (0)\nNo scenario failed or fell." in text
     assert re.search(r"median judge tokens +unknown\n", text)
 
 

@@ -130,6 +130,19 @@ def ours(text: str) -> set[str]:
     return {text.split("\n", 1)[0], "</details>"} | {m.group(0) for m in OURS.finditer(text)}
 
 
+def every_scenario(text: str) -> int:
+    """How many scenarios the collapsed "All N scenarios" section shows, a row or a list item each
+    (a table too wide for a phone is a list), the `… N more` one left out."""
+    section = text.split("<summary>All ", 2)[-1].split("</details>", 1)[0]
+    rows = [
+        line
+        for line in section.splitlines()
+        if line.startswith(("| ", "- ")) and "more scenarios" not in line
+    ]
+    header = 1 if rows and rows[0].startswith("| ") else 0
+    return len(rows) - header
+
+
 def open_tables(text: str) -> list[int]:
     """The number of columns of each table not inside a collapsed <details> section."""
     depth, columns = 0, []
@@ -234,7 +247,7 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
     assert lines[4].startswith("**Decided by `max-drop`:** the pass rate dropped 45.0 points")
     assert text.count("convy: fail") == 1, "the verdict is said once"
     order = [
-        text.index("### Regressions (2)"),
+        text.index("### What failed (2)"),
         text.index("### Why attempts did not hold"),
         text.index("**Pass rate"),
         text.index("<details><summary>All metrics</summary>"),
@@ -242,9 +255,9 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
     ]
     assert order == sorted(order)
     assert scenario_links(text) == [
-        f"{PAGES.comparison_page}#{Anchor('refund').diff()}",
         f"{PAGES.comparison_page}#{Anchor('address').diff()}",
-    ]
+        f"{PAGES.comparison_page}#{Anchor('refund').diff()}",
+    ], "worst first"
     local = comment(*A_DROP, Gate(alpha=0.25), links=Links())
     assert hrefs(local) == [], "nothing uploaded (a local run): no link, and never a relative one"
     assert "0 of 5 held, 5 of 5 in the baseline (p = 0.00397, regressed)" in text
@@ -256,14 +269,13 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
     assert re.search(r"\| pass rate +\| 64\.0% +\| 100\.0% +\|", text)
     assert re.search(r"\| 95% interval +\| 44\.5–79\.8% +\| 86\.7–100\.0% +\|", text)
     assert re.search(r"\| pass\^k +\| 60\.0% \(k = 5\) +\| 100\.0% \(k = 5\) +\|", text)
-    every = tables(text)[-1]
-    assert (len(every), every[0]) == (1 + 6, 5)
+    assert every_scenario(text) == 6
     assert (
-        text.index("| regressed ")
-        < text.index("| new ")
-        < text.index("| removed ")
-        < text.index("| unchanged ")
-    )
+        text.index("**regressed** · ")
+        < text.index("**new** · ")
+        < text.index("**removed** · ")
+        < text.index("**unchanged** · ")
+    ), "a table of 5 columns is wider than a phone: a list"
 
 
 def test_a_flaky_attempt_under_a_passing_gate_is_listed_collapsed_as_lower() -> None:
@@ -309,7 +321,7 @@ def test_hostile_agent_text_renders_inert(hostile: str) -> None:
     assert len(text) < 65_536 and "@org" not in text and "\x1b" not in text
     html = MARKDOWN.render(text)
     assert "<script" not in html and "<img" not in html and "javascript:" not in "".join(hrefs(text))
-    assert len(scenario_links(text)) == 1 and len(tables(text)[-1]) == 1 + 2
+    assert len(scenario_links(text)) == 1 and every_scenario(text) == 2
 
 
 def test_hostile_failure_reasons_and_why_render_inert() -> None:
@@ -327,11 +339,9 @@ def test_two_thousand_scenarios_with_long_reasons_stay_under_the_limit() -> None
     assert len(text) < 65_536 and len(text.encode("utf-16-le")) // 2 < 65_536
     assert_inert(text)
     shown = len(scenario_links(text))
-    more = re.search(r"… ([0-9,]+) more scenarios\n", text)
-    assert more and shown > 10 and shown + int(more.group(1).replace(",", "")) == 2000
-    every = tables(text)[-1]
-    rest = re.search(r"… ([0-9,]+) more scenarios +\|", text)
-    assert rest and len(every) - 2 + int(rest.group(1).replace(",", "")) == 2000
+    assert shown == 5 and "- and 1,995 more (every one is under “All 2,000 scenarios”)" in text
+    rest = re.search(r"… ([0-9,]+) more scenarios", text.split("<summary>All 2,000 scenarios")[1])
+    assert rest and every_scenario(text) + int(rest.group(1).replace(",", "")) == 2000
     assert text.splitlines()[-1].startswith("📄 [report artifact]")
 
 
@@ -342,9 +352,8 @@ def test_many_scenarios_show_every_regression_and_as_many_others_as_fit() -> Non
     text = comment(now, before, limit=20_000)
     assert len(text) < 20_000
     assert len(scenario_links(text)) == 5
-    every = tables(text)[-1]
     more = re.search(r"… ([0-9,]+) more scenarios", text)
-    assert more and len(every) - 2 + int(more.group(1).replace(",", "")) == 2000
+    assert more and every_scenario(text) + int(more.group(1).replace(",", "")) == 2000
     assert "📄 [report artifact]" in text.splitlines()[-1]
 
 
@@ -404,8 +413,8 @@ def test_a_limit_too_small_for_the_headline_is_refused() -> None:
 
 def test_unknown_figures_render_as_unknown_medians_keep_their_half_and_zero_has_no_sign() -> None:
     text = comment(*A_DROP)
-    assert re.search(r"\| median judge tokens +\| unknown +\| unknown +\| unknown +\|", text)
-    assert re.search(r"\| median agent input tokens +\| 100 tokens +\| 100 tokens +\| ±0 tokens +\|", text)
+    assert "- **median judge tokens** · now unknown · baseline unknown · change unknown" in text
+    assert "- **median agent input tokens** · now 100 tokens · baseline 100 tokens · change ±0 tokens" in text
     assert "−0.00 s" not in text and "±0.00 s" in text
     nothing = run({"s": [None, None]})
     unknown = comment(nothing, NoBaseline())

@@ -154,7 +154,7 @@ def test_a_second_run_with_replay_asks_no_model_and_an_agent_changed_at_turn_2_i
     assert "saved $0.030" in comment, "each attempt: the baseline's user ($0.01) and judge ($0.005)"
     report = (again / "report.html").read_text()
     assert (
-        f"verdict reused from {baseline.name}, attempt 1" in report
+        f"judge: reused (no judge call) from {baseline.name}, attempt 1" in report
         and "user replayed from the baseline" in report
     )
     # the agent answers differently from turn 2: turns 1 and 2 replayed, then the user model

@@ -499,7 +499,7 @@ def test_a_drop_made_of_lower_scenarios_fails_and_lists_them_as_regressions_with
         comparison
     ) == ()
     text = CommentMarkdown(comparison, decision).text()
-    assert "### Regressions (6)" in text and "Lower than the baseline, within noise" not in text
+    assert "### What failed (6)" in text and "Lower than the baseline" not in text
     kinds = [c.name for c in Annotations(comparison, decision, tmp_path, tmp_path).commands()]
     assert kinds == ["error"] * 6
     passed = Gate(max_drop=0.9).decision(comparison)
@@ -521,7 +521,9 @@ def test_a_wrong_model_key_is_inconclusive_with_the_provider_s_words(tmp_path: P
     assert done.returncode == 3, done.stdout + done.stderr
     comment = (only_run(tmp_path / "results") / "comment.md").read_text()
     assert "## ⚠️ convy: inconclusive" in comment and "No claim failed" not in comment
-    assert "Incorrect API key provided" in comment and "| the user model " in comment
+    assert "Incorrect API key provided" in comment and re.search(
+        r"\| the user model |- \*\*the user model\*\*", comment
+    )
     assert "Incorrect API key provided" in done.stdout
 
 

@@ -26,6 +26,9 @@ from convy.words import Plural
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 
+FELL = ("regressed", "lower")
+"""The statuses of a scenario that fell from the baseline."""
+
 EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 MESSAGE = 200
@@ -61,8 +64,36 @@ class GateDecision(Data, frozen=True, kw_only=True):
         return tuple(s for s in comparison.ordered() if s.status == "regressed")
 
     def within_noise(self, comparison: Comparison) -> tuple[ScenarioChange, ...]:
-        """The lower scenarios not under "Regressions": lower than the baseline, within noise."""
-        return () if self.on_drop else comparison.lower()
+        """The lower scenarios not listed above them: under a passing verdict, those not under
+        "Regressions" (a failing verdict lists every scenario that fell in `failed_first`)."""
+        return () if self.on_drop or self.verdict != "pass" else comparison.lower()
+
+    def failed_first(self, comparison: Comparison) -> tuple[ScenarioChange, ...]:
+        """What a failing or inconclusive verdict names first (DESIGN §15.2), whatever rule decided:
+        the scenarios that did not hold (an attempt judged and not held) or fell (regressed or
+        lower), worst first: the largest fall from the baseline's share, then the lowest share now,
+        then in the comparison's order."""
+        fallen = [s for s in comparison.ordered() if s.now.held < s.now.judged or s.status in FELL]
+        return tuple(sorted(fallen, key=lambda s: (-Fall(s).points(), Fall(s).now())))
+
+    def significant_drop(self, comparison: Comparison) -> bool:
+        """Whether the pooled drop is significant: then no scenario that fell is "within noise"."""
+        return isinstance(comparison.p_drop, PValue) and comparison.p_drop.below(self.alpha)
+
+
+class Fall(msgspec.Struct, frozen=True):
+    """How far a scenario's share fell from the baseline's (0 when it is not in both), and its
+    share now (1 when nothing was judged)."""
+
+    scenario: ScenarioChange
+
+    def now(self) -> Fraction:
+        now = self.scenario.now
+        return Fraction(now.held, now.judged) if now.judged else Fraction(1)
+
+    def points(self) -> Fraction:
+        before = self.scenario.baseline
+        return Fraction(before.held, before.judged) - self.now() if before.judged else Fraction(0)
 
 
 class Cause(msgspec.Struct, frozen=True):

@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from convy.data import Data
 from convy.draw.untrusted import ELLIPSIS, Untrusted
+from convy.draw.width import TableWidth
 
 
 class Limit(Data, frozen=True, kw_only=True):
@@ -67,17 +68,22 @@ class MarkdownCells(msgspec.Struct, frozen=True):
 
 class GroupedTable(Data, frozen=True, kw_only=True):
     """A table whose rows come in groups (a scenario and its failed claims), drawn with tabulate in
-    `style`; shortened by whole groups, the rest counted in a last `… N more <noun>` row."""
+    `style`; shortened by whole groups, the rest counted in a last `… N more <noun>` row. In a
+    comment (`github`), one wider than a phone's column is drawn as a list instead."""
 
     headers: tuple[str, ...]
     groups: tuple[tuple[tuple[str, ...], ...], ...]
     noun: str
     style: str
+    bare: int = 1
+    """In a list (a table too wide for a phone): the leading cells shown without their header."""
 
     def text(self, count: int | None = None) -> str:
         """The table with its first `count` groups (all by default)."""
         shown = len(self.groups) if count is None else count
         rows = [list(row) for group in self.groups[:shown] for row in group]
+        if self.style == "github" and not TableWidth(self.headers, tuple(map(tuple, rows))).fits():
+            return self.listed(shown)
         if shown < len(self.groups):
             more = f"… {len(self.groups) - shown:,} more {self.noun}"
             rows.append([more] + [""] * (len(self.headers) - 1))
@@ -87,6 +93,32 @@ class GroupedTable(Data, frozen=True, kw_only=True):
         """The table with as many groups as fit in `characters` (its header and the `… N more` row
         always shown)."""
         return limit.fitting(self.text, len(self.groups), characters)
+
+    def listed(self, shown: int) -> str:
+        """The table as a markdown list, for a comment where it would be wider than a phone: a group
+        is an item and its further rows nested under it."""
+        lines: list[str] = []
+        for first, *rest in self.groups[:shown]:
+            lines.append(f"- {self.item(first)}")
+            lines += [f"  - {self.item(row)}" for row in rest]
+        if shown < len(self.groups):
+            lines.append(f"- … {len(self.groups) - shown:,} more {self.noun}")
+        return "\n".join(lines)
+
+    def item(self, row: tuple[str, ...]) -> str:
+        """A row as a list item: its first `bare` cells as they are (the first in bold), each other
+        one after its header unless it starts with it."""
+        parts = []
+        for place, (header, cell) in enumerate(zip(self.headers, row, strict=False)):
+            if not cell:
+                continue
+            if place == 0:
+                parts.append(f"**{cell}**")
+            elif place < self.bare or not header or cell.startswith(header):
+                parts.append(cell)
+            else:
+                parts.append(f"{header} {cell}")
+        return " · ".join(parts)
 
 
 class Listed(Data, frozen=True, kw_only=True):

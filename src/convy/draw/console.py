@@ -12,7 +12,7 @@ from convy.draw.blocks import Excerpt
 from convy.draw.figures import Figures
 from convy.draw.notes import RunNotes
 from convy.draw.untrusted import ELLIPSIS, Untrusted
-from convy.words import Plural
+from convy.words import Plural, Sentence
 
 STYLE = "simple"
 
@@ -43,8 +43,8 @@ class ConsoleText(msgspec.Struct, frozen=True):
         title, none = figures.troubles_heading(len(troubles.groups))
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
-            f"Decided by {self.decision.rule}: {figures.explanation()}.",
-            *(f"Note: {note}." for note in notes.notes()),
+            Sentence(f"Decided by {self.decision.rule}: {figures.explanation()}").text(),
+            *(Sentence(f"Note: {note}").text() for note in notes.notes()),
         ]
         parts = ["\n".join(head), f"{title}\n{troubles.text() if troubles.groups else none}"]
         if comparison.now.parties:
@@ -57,7 +57,9 @@ class ConsoleText(msgspec.Struct, frozen=True):
         lower = self.decision.within_noise(comparison)
         if lower:
             names = ", ".join(TerminalCells().cell(s.name, 60) for s in lower)
-            parts.append(f"Lower than the baseline, within noise ({len(lower)}): {names}")
+            alone = self.decision.significant_drop(comparison)
+            noise = "not significant on its own" if alone else "within noise"
+            parts.append(f"Lower than the baseline, {noise} ({len(lower)}): {names}")
         parts += [
             f"All metrics\n{figures.metrics(STYLE).text()}",
             f"All {Plural(len(comparison.scenarios), 'scenario').text()}\n{figures.scenarios(STYLE).text()}",

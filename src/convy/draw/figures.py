@@ -215,6 +215,8 @@ class Figures(msgspec.Struct, frozen=True):
     def attention(self) -> tuple[ScenarioChange, ...]:
         """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without
         one the scenarios with failed claims."""
+        if self.decision.verdict != "pass":
+            return self.decision.failed_first(self.comparison)
         match self.comparison.baseline:
             case NoBaseline():
                 return tuple(s for s in self.comparison.scenarios if s.failing)
@@ -223,6 +225,8 @@ class Figures(msgspec.Struct, frozen=True):
 
     def troubles_heading(self, count: int) -> tuple[str, str]:
         """The title of what needs attention, and what stands when there is none."""
+        if self.decision.verdict != "pass":
+            return f"What failed ({count})", "No scenario failed or fell."
         match self.comparison.baseline:
             case NoBaseline():
                 return f"Scenarios with failed claims ({count})", "No claim failed."
@@ -237,8 +241,15 @@ class Figures(msgspec.Struct, frozen=True):
             case Summary():
                 return (
                     f"{s.now.held} of {s.now.judged} held, {s.baseline.held} of {s.baseline.judged} "
-                    f"in the baseline ({s.p.text()}, {s.status})"
+                    f"in the baseline ({s.p.text()}, {self.status(s)})"
                 )
+
+    def status(self, s: ScenarioChange) -> str:
+        """A scenario's status as said beside it: a lower one under a significant pooled drop is
+        "lower, not significant on its own", never within noise."""
+        if s.status == "lower" and self.decision.significant_drop(self.comparison):
+            return "lower, not significant on its own"
+        return s.status
 
     def items(self, scenarios: tuple[ScenarioChange, ...]) -> Listed:
         """Scenarios as a markdown list: each linked to its place in the uploaded report page (an
@@ -291,7 +302,7 @@ class Figures(msgspec.Struct, frozen=True):
                     )
                     groups.append(self.grouped(first, self.claims(s)))
                 headers = ("scenario", "now", "baseline", "p", "failed claim or check", "reason")
-                noun = "regressions"
+                noun = "regressions" if self.decision.verdict == "pass" else "scenarios"
         return GroupedTable(headers=headers, groups=tuple(groups), noun=noun, style=style)
 
     def grouped(
@@ -317,6 +328,7 @@ class Figures(msgspec.Struct, frozen=True):
                     before = "—" if s.status == "new" else f"{s.baseline.held}/{s.baseline.judged}"
                     rows.append((s.status, self.cells.cell(s.name, NAME), now, before, s.p.text()))
                 headers = ("status", "scenario", "now", "baseline", "p")
+        bare = 1 if headers[0] == "scenario" else 2
         return GroupedTable(
-            headers=headers, groups=tuple((row,) for row in rows), noun="scenarios", style=style
+            headers=headers, groups=tuple((row,) for row in rows), noun="scenarios", style=style, bare=bare
         )

@@ -28,12 +28,14 @@ from convy.draw.figures import Figures
 from convy.draw.glance import Causes, Keyed
 from convy.draw.links import Links
 from convy.draw.notes import RunNotes
-from convy.words import Plural
+from convy.words import Plural, Sentence
 
 VERDICTS: dict[str, str] = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
 
 UNSAFE_NAME = re.compile(r"[^\w.-]+")
 DASHES = re.compile(r"-{2,}")
+FIRST = 5
+"""The most scenarios a failing comment names before its first collapsed section."""
 
 
 class Marker(Data, frozen=True, kw_only=True):
@@ -69,7 +71,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
     def text(self) -> str:
         figures = Figures(self.comparison, self.decision, MarkdownCells(), self.links)
         limit = Limit(characters=self.limit)
-        attention = figures.items(figures.attention())
+        attention = FirstFive(figures.items(figures.attention()), len(self.comparison.scenarios)).listed()
         lower = figures.items(self.decision.within_noise(self.comparison))
         everything = figures.scenarios("github")
         empty = self.assembled(figures, attention, lower, "", "", "")
@@ -87,14 +89,17 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         """The comment with the lists and the table of all scenarios as given."""
         comparison = self.comparison
         verdict = self.decision.verdict
-        heading, none = figures.troubles_heading(len(attention.items))
+        heading, none = figures.troubles_heading(len(figures.attention()))
         parts = [
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
-            f"**Decided by `{self.decision.rule}`:** {figures.explanation()}.",
-            *(f"⚠️ {note[0].upper()}{note[1:]}." for note in RunNotes(comparison, figures.cells).notes()),
+            Sentence(f"**Decided by `{self.decision.rule}`:** {figures.explanation()}").text(),
+            *(
+                Sentence(f"⚠️ {note[0].upper()}{note[1:]}").text()
+                for note in RunNotes(comparison, figures.cells).notes()
+            ),
         ]
-        if attention.items or self.decision.on_drop or (verdict != "pass" and not comparison.now.parties):
+        if attention.items or self.decision.on_drop or verdict != "pass":
             parts += [f"### {heading}", shown if attention.items else none]
         if comparison.now.parties:
             parts += ["### Why attempts did not hold", Causes(figures).text()]
@@ -104,7 +109,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         ]
         if lower.items:
             parts += [
-                f"<details><summary>Lower than the baseline, within noise ({len(lower.items)})</summary>",
+                f"<details><summary>Lower than the baseline, {self.noise()} ({len(lower.items)})</summary>",
                 noise,
                 "</details>",
             ]
@@ -118,3 +123,24 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             self.links.markdown(),
         ]
         return "\n\n".join(parts) + "\n"
+
+    def noise(self) -> str:
+        """What the lower scenarios are: within noise, or, under a significant pooled drop, each not
+        significant on its own."""
+        alone = self.decision.significant_drop(self.comparison)
+        return "not significant on its own" if alone else "within noise"
+
+
+class FirstFive(msgspec.Struct, frozen=True):
+    """What failed, at most FIRST of it, then "and N more" pointing at the table of all scenarios."""
+
+    failed: Listed
+    scenarios: int
+
+    def listed(self) -> Listed:
+        items = self.failed.items
+        if len(items) <= FIRST:
+            return self.failed
+        every = Plural(self.scenarios, "scenario").text()
+        more = f"- and {len(items) - FIRST:,} more (every one is under “All {every}”)"
+        return Listed(items=(*items[:FIRST], more), noun=self.failed.noun)

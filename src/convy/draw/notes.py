@@ -73,7 +73,7 @@ class RunNotes(msgspec.Struct, frozen=True):
                 "not bias the pass rate; the drop is averaged over scenarios: each scenario's share held, "
                 "every scenario weighing the same"
             )
-        elif self.comparison.averaged:
+        elif self.comparison.averaged and now.tally.judged:
             notes.append(
                 "the scenarios have different numbers of judged attempts, so the pass rate and the drop "
                 "are averaged over scenarios: each scenario's share held, every scenario weighing the same"

@@ -139,7 +139,7 @@ class Report(msgspec.Struct, frozen=True):
                 "Pass rate (95% interval)",
                 "Held",
                 f"pass^{self.summary.repeat}",
-                "Failed",
+                "Agent failures",
                 "No verdict",
                 "Median time",
                 "Cost",

@@ -202,10 +202,11 @@ class ShownAttempt(msgspec.Struct, frozen=True):
         if outcome.started:
             facts.append(f"started {outcome.started}")
         facts.append(f"user model tokens {ShownTokens(usage=outcome.user_usage).text()}")
-        facts.append(f"judge tokens {ShownTokens(usage=outcome.judge_usage).text()}")
         if outcome.reused is not None:
             source = outcome.reused
-            facts.append(f"verdict reused from {source.run}, attempt {source.index + 1} (no judge call)")
+            facts.append(f"judge: reused (no judge call) from {source.run}, attempt {source.index + 1}")
+        else:
+            facts.append(f"judge tokens {ShownTokens(usage=outcome.judge_usage).text()}")
         return AttemptView(
             title=f"Attempt {outcome.index + 1}",
             outcome=said,

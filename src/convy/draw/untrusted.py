@@ -62,6 +62,9 @@ REFERENCE = re.compile("#(?=[0-9])")
 LINKED = re.compile(r"://|www\.|mailto:|xmpp:", re.IGNORECASE)
 """A word GitHub would make a link of."""
 
+TRAILING = ".,;:!?)"
+"""The sentence's punctuation a link word may end with: left out of its code span."""
+
 TICKS = re.compile("`+")
 
 OPENING = re.compile(r"^([0-9]*)([#+=-]|(?<=[0-9])[.)])")
@@ -126,14 +129,20 @@ class Untrusted(Data, frozen=True, kw_only=True):
 
     def _inline(self, limit: int, pipe: str) -> str:
         """The text on one line: each word with a link in a code span (whose `|` becomes `pipe`),
-        every other word escaped as plain text."""
+        the sentence's punctuation after it left outside the span; every other word escaped as plain
+        text."""
         words = []
         for word in self._cut(" ".join(self._clean().split()), limit).split(" "):
             if LINKED.search(word):
-                code = word.replace("|", pipe)
+                before = word[: len(word) - len(word.lstrip("("))]
+                linked = word[len(before) :].rstrip(TRAILING)
+                if not LINKED.search(linked):
+                    before, linked = "", word
+                after = word[len(before) + len(linked) :].translate(PLAIN)
+                code = linked.replace("|", pipe)
                 fence = "`" * (max((len(run) for run in TICKS.findall(code)), default=0) + 1)
                 pad = " " if code.startswith("`") or code.endswith("`") else ""
-                words.append(f"{fence}{pad}{code}{pad}{fence}")
+                words.append(f"{before}{fence}{pad}{code}{pad}{fence}{after}")
             else:
                 words.append(REFERENCE.sub("#" + JOINER, word).translate(PLAIN))
         return OPENING.sub(r"\1\\\2", " ".join(words))
