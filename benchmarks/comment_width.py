@@ -37,12 +37,12 @@ STYLE = (
 body { margin: 0; }
 .markdown-body { width: %dpx; font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans",
   Helvetica, Arial, sans-serif; font-size: 14px; line-height: 1.5; word-wrap: break-word; }
-.markdown-body table { display: block; width: max-content; max-width: 100%%; overflow: auto;
+.markdown-body table { display: block; width: max-content; max-width: 100%; overflow: auto;
   border-spacing: 0; border-collapse: collapse; }
 .markdown-body td, .markdown-body th { padding: 6px 13px; border: 1px solid #d1d9e0; }
 .markdown-body th { font-weight: 600; }
 .markdown-body code { font-family: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas,
-  "Liberation Mono", monospace; font-size: 85%%; padding: .2em .4em; white-space: break-spaces; }
+  "Liberation Mono", monospace; font-size: 85%; padding: .2em .4em; white-space: break-spaces; }
 """
     % COLUMN
 )
@@ -69,7 +69,8 @@ def page(comments: dict[str, str]) -> str:
         f'<div class="comment markdown-body" data-name="{html.escape(name)}">{render.render(text)}</div>'
         for name, text in comments.items()
     )
-    return f"<!doctype html><html><head><meta charset='utf-8'><style>{STYLE}</style></head><body>{bodies}<pre id='out'></pre>{MEASURE}</body></html>"
+    head = f"<!doctype html><html><head><meta charset='utf-8'><style>{STYLE}</style></head>"
+    return f"{head}<body>{bodies}<pre id='out'></pre>{MEASURE}</body></html>"
 
 
 def measured(comments: dict[str, str]) -> list[dict[str, object]]:
@@ -204,9 +205,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for row in rows:
         fits = "yes" if int(str(row["width"])) <= COLUMN else "**no**"
-        print(
-            f"| {row['comment']} | {row['table']} | {'yes' if row['collapsed'] else 'no'} | {row['width']} | {fits} | {row['head']} |"
-        )
+        collapsed = "yes" if row["collapsed"] else "no"
+        print(f"| {row['comment']} | {row['table']} | {collapsed} | {row['width']} | {fits} | {row['head']} |")
     widest = max((int(str(r["width"])) for r in rows), default=0)
     print(f"\n{len(rows)} tables in {len(comments)} comments; the widest {widest} px")
 
