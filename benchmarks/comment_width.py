@@ -32,10 +32,9 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 COLUMN = 350
-STYLE = (
-    """
+STYLE = """
 body { margin: 0; }
-.markdown-body { width: %dpx; font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans",
+.markdown-body { width: COLUMNpx; font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans",
   Helvetica, Arial, sans-serif; font-size: 14px; line-height: 1.5; word-wrap: break-word; }
 .markdown-body table { display: block; width: max-content; max-width: 100%; overflow: auto;
   border-spacing: 0; border-collapse: collapse; }
@@ -43,9 +42,7 @@ body { margin: 0; }
 .markdown-body th { font-weight: 600; }
 .markdown-body code { font-family: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas,
   "Liberation Mono", monospace; font-size: 85%; padding: .2em .4em; white-space: break-spaces; }
-"""
-    % COLUMN
-)
+""".replace("COLUMN", str(COLUMN))
 MEASURE = """
 <script>
 const out = [];
@@ -206,7 +203,8 @@ def main() -> None:
     for row in rows:
         fits = "yes" if int(str(row["width"])) <= COLUMN else "**no**"
         collapsed = "yes" if row["collapsed"] else "no"
-        print(f"| {row['comment']} | {row['table']} | {collapsed} | {row['width']} | {fits} | {row['head']} |")
+        cells = (row["comment"], row["table"], collapsed, row["width"], fits, row["head"])
+        print("| " + " | ".join(str(cell) for cell in cells) + " |")
     widest = max((int(str(r["width"])) for r in rows), default=0)
     print(f"\n{len(rows)} tables in {len(comments)} comments; the widest {widest} px")
 
