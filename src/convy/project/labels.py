@@ -17,7 +17,7 @@ import yaml
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
-from convy.project.document import LOADER, Declaration, Lines
+from convy.project.document import LOADER, Declaration, Document, Lines
 from convy.project.scenario import Claim, Graded
 
 Chosen = Literal["random", "failing"]
@@ -54,6 +54,14 @@ class Label(Declared, frozen=True, kw_only=True):
             raise ValueError("`scenario` is empty: name the scenario the attempt played")
         if not self.decisions:
             raise ValueError("`decisions` is empty: a label needs at least one decision")
+
+
+class Placed(msgspec.Struct, frozen=True, kw_only=True):
+    """A labelled attempt and where it is: the line it starts on and each decision's (file:line)."""
+
+    label: Label
+    where: str
+    lines: dict[str, str]
 
 
 class Stale(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,7 +104,7 @@ class LabelFile(msgspec.Struct, frozen=True):
         except ValueError:
             return self.path.as_posix()
 
-    def labels(self) -> tuple[tuple[Label, str], ...]:
+    def labels(self) -> tuple[Placed, ...]:
         """The file's labelled attempts, each with where it starts (file:line); ConfigurationError
         with file and line for anything wrong in it."""
         try:
@@ -118,7 +126,18 @@ class LabelFile(msgspec.Struct, frozen=True):
             read = msgspec.convert(data, list[Label])
         except msgspec.ValidationError as error:
             raise self.invalid(error, lines) from error
-        return tuple((label, f"{self.file}:{lines.line(f'$[{n}]')}") for n, label in enumerate(read))
+        return tuple(
+            Placed(label=label, where=f"{self.file}:{lines.line(f'$[{n}]')}", lines=self.decided(root, n))
+            for n, label in enumerate(read)
+        )
+
+    def decided(self, root: yaml.Node, index: int) -> dict[str, str]:
+        """Where each decision of the file's `index`th labelled attempt is (file:line), by claim."""
+        item = root.value[index] if isinstance(root, yaml.SequenceNode) else None
+        for key, value in item.value if isinstance(item, yaml.MappingNode) else ():
+            if key.value == "decisions" and isinstance(value, yaml.MappingNode):
+                return {str(name.value): f"{self.file}:{name.start_mark.line + 1}" for name, _ in value.value}
+        return {}
 
     def parsed(self, text: str) -> tuple[yaml.Node, object]:
         """The file's node tree and its data; ConfigurationError when it is not YAML, is empty, or
@@ -140,9 +159,7 @@ class LabelFile(msgspec.Struct, frozen=True):
                 )
             return root, loader.construct_document(root)
         except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            line = mark.line + 1 if mark is not None else 1
-            raise ConfigurationError(f"{self.file}:{line}", f"YAML syntax error: {error.problem}") from None
+            raise Document(self.path, self.root).unparsed(error, text) from None
         except yaml.YAMLError as error:
             raise ConfigurationError(f"{self.file}:1", f"YAML error: {error}") from error
         finally:
@@ -190,7 +207,7 @@ class Labels(msgspec.Struct, frozen=True):
             LabelFile(path, self.root) for path in sorted(found, key=lambda p: p.as_posix()) if path.is_file()
         )
 
-    def read(self) -> tuple[tuple[Label, str], ...]:
+    def read(self) -> tuple[Placed, ...]:
         """Every labelled attempt of every file, with where it starts; ConfigurationError for a
         malformed file."""
         return tuple(item for file in self.files() for item in file.labels())
@@ -202,11 +219,17 @@ class Labels(msgspec.Struct, frozen=True):
         scenarios = {d.scenario.name: d.scenario for d in declarations}
         used: list[Labelled] = []
         stale: list[Stale] = []
-        for label, where in self.read():
+        for placed in self.read():
+            label, where = placed.label, placed.where
             scenario = scenarios.get(label.scenario)
             if scenario is None:
                 stale.extend(
-                    Stale(where=where, scenario=label.scenario, claim=claim, why="the scenario is gone")
+                    Stale(
+                        where=placed.lines.get(claim, where),
+                        scenario=label.scenario,
+                        claim=claim,
+                        why="the scenario is gone",
+                    )
                     for claim in label.decisions
                 )
                 continue
@@ -216,7 +239,8 @@ class Labels(msgspec.Struct, frozen=True):
             for text, decided in label.decisions.items():
                 why = self.unfit(claims.get(text), decided)
                 if why:
-                    stale.append(Stale(where=where, scenario=label.scenario, claim=text, why=why))
+                    at = placed.lines.get(text, where)
+                    stale.append(Stale(where=at, scenario=label.scenario, claim=text, why=why))
                     continue
                 claim = claims[text]
                 if isinstance(claim, Graded) and isinstance(decided, str):
