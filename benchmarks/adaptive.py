@@ -28,7 +28,14 @@ scenarios at p = 0.9 and 10 at p = 0.3 first). For each design: the share of pai
 the printed drop (its mean, and the share over 5 points), the printed pass rate's mean, how often its
 interval holds the true rate (the mean of the scenarios' rates), and the attempts per scenario
 (decision 27: extra attempts go to the unclear, low scenarios, so a rate pooled over attempts falls
-with no change at all)."""
+with no change at all).
+
+`--grid` prints the honest pass rate's grid alone (it ends the full run too): no change, for each
+configuration of GRID (10 to 50 scenarios, one rate or a mixture) and for fixed repeat 3 and staged
+1 → 3 → 9, the printed pass rate's bias against the true rate (the mean of the scenarios' rates), how
+often its 95% interval holds the true rate, how often min-pass-rate 0.5 fails, pass^3's bias against
+the mean of the rates cubed, and the attempts per scenario (DESIGN §15.3); `--from-repeat` adds stages
+that start at `repeat` (3 → 9)."""
 
 from __future__ import annotations
 
@@ -39,10 +46,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
+import msgspec
+
 from convy.compare.adaptive import Unclear
 from convy.compare.comparison import Compared, Comparison
 from convy.compare.gate import Gate
-from convy.compare.statistics import Rate, Tally
+from convy.compare.statistics import Rate, Share, Tally
 from convy.compare.summary import Summary, Summed
 from convy.conduct.stages import Staging
 from convy.play.outcome import ClaimResult, Outcome, Verdict
@@ -89,6 +98,8 @@ class Design:
 FIXED_3 = Design("fixed repeat 3", 3, 3)
 ROUNDS = Design("two rounds 3 → 6 (decision 17)", 3, 6, "rounds")
 STAGED = Design("staged 1 → 3 → 9 (decision 28)", 3, 9, "staged")
+FROM_REPEAT = Design("staged 3 → 9", 3, 9, "from repeat")
+"""Stages that start at `repeat` (no stop after one attempt): measured beside the grid only."""
 DESIGNS = (
     FIXED_3,
     Design("fixed repeat 4", 4, 4),
@@ -162,8 +173,10 @@ class Pair:
         """A run of `design` at `rates` against `baseline`, and the attempts it played."""
         spec = self.spec(design.repeat, design.max_repeat)
         rate = dict(zip(self.names, rates, strict=True))
-        if design.kind == "staged":
+        if design.kind in ("staged", "from repeat"):
             spec = Staging(spec).decided(baseline)
+            if design.kind == "from repeat" and spec.stages:
+                spec = msgspec.structs.replace(spec, stages=(design.repeat, design.max_repeat))
             now: list[Outcome] = []
             while due := Staging(spec).due(now):
                 now.extend(self.outcome(name, rate[name], index) for name, index in due)
@@ -314,6 +327,95 @@ class Floor:
                 table.row(*self.row(place, design))
 
 
+GRID: tuple[tuple[str, tuple[float, ...]], ...] = (
+    *((f"20 at {rate}", (rate,) * 20) for rate in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)),
+    ("50 at 0.6", (0.6,) * 50),
+    ("10 at 0.6", (0.6,) * 10),
+    ("5 each at 0.2, 0.4, 0.6, 0.8", (0.2,) * 5 + (0.4,) * 5 + (0.6,) * 5 + (0.8,) * 5),
+    ("10 at 0.9, 10 at 0.3", (0.9,) * 10 + (0.3,) * 10),
+    ("5 at 0.95, 5 at 0.2", (0.95,) * 5 + (0.2,) * 5),
+    ("15 at 0.9, 5 at 0.1", (0.9,) * 15 + (0.1,) * 5),
+    ("25 at 0.95, 25 at 0.1", (0.95,) * 25 + (0.1,) * 25),
+    ("20 from 0.025 to 0.975", tuple((i + 0.5) / 20 for i in range(20))),
+)
+"""The honest pass rate's grid (decision 28, DESIGN §15.3): every scenario at one rate, 10 to 50
+scenarios, and mixtures of easy and hard ones. The true pass rate is the mean of the rates."""
+
+
+class Grid:
+    """The printed pass rate under no change, for each of GRID: its bias, how often its 95% interval
+    holds the true rate, how often the floor (min-pass-rate 0.5) fails, pass^k's bias, and the
+    attempts per scenario — for fixed repeat 3 and staged 1 → 3 → 9."""
+
+    def __init__(self, pairs: int, seed: int, designs: tuple[Design, ...] = (FIXED_3, STAGED)) -> None:
+        self.pairs = pairs
+        self.seed = seed
+        self.gate = Gate(min_pass_rate=FLOOR)
+        self.designs = designs
+
+    def row(self, place: int, design: Design) -> tuple[str, ...]:
+        model, rates = GRID[place]
+        rng = random.Random(self.seed * 17 + place)
+        truth = sum(rates) / len(rates)
+        reliable = sum(rate**3 for rate in rates) / len(rates)
+        floored = covered = attempts = 0
+        shown: list[float] = []
+        passes: list[float] = []
+        for _ in range(self.pairs):
+            comparison, played = Pair(rng, list(rates), list(rates)).compared(design, self.gate)
+            floored += self.gate.decision(comparison).rule == "min-pass-rate"
+            rate = comparison.now.rate
+            if isinstance(rate, Rate):
+                shown.append(rate.value)
+                covered += rate.low <= truth <= rate.high
+            pass_k = comparison.now.pass_k
+            if isinstance(pass_k, Share):
+                passes.append(pass_k.value)
+            attempts += played
+        return (
+            model,
+            design.name,
+            f"{truth * 100:.1f}%",
+            self.bias(shown, truth),
+            f"{covered / self.pairs:.3f}",
+            f"{floored / self.pairs:.3f}",
+            self.bias(passes, reliable),
+            f"{attempts / (self.pairs * len(rates)):.2f}",
+        )
+
+    def bias(self, values: list[float], truth: float) -> str:
+        """The values' mean less the truth, in points, ± the mean's standard error."""
+        if not values:
+            return "unknown"
+        mean = sum(values) / len(values)
+        error = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1) / len(values))
+        return f"{(mean - truth) * 100:+.2f} ± {error * 100:.2f}"
+
+    def table(self, out: Callable[[str], object]) -> None:
+        out(
+            f"\nNo change, baseline 3 attempts each, {self.pairs} pairs per configuration and design: the "
+            f"printed pass rate's bias (points, ± its simulation error), how often its 95% interval "
+            f"holds the true rate, how often min-pass-rate {FLOOR} fails, pass^3's bias (points, ± its "
+            "simulation error) against the mean of the rates cubed\n\n"
+        )
+        table = Table(
+            (
+                "pass rates",
+                "design",
+                "true rate",
+                "bias",
+                "interval holds the true rate",
+                "floor fails",
+                "pass^3 bias",
+                "attempts",
+            ),
+            out,
+        )
+        for place in range(len(GRID)):
+            for design in self.designs:
+                table.row(*self.row(place, design))
+
+
 class Table:
     """Prints rows as a markdown table."""
 
@@ -374,6 +476,7 @@ def other_tables(
     if not quick:
         stress_table(simulation, few, out)
         Floor(few, seed).table(out)
+        Grid(few, seed).table(out)
 
 
 def stress_table(simulation: Simulation, few: int, out: Callable[[str], object]) -> None:
@@ -405,6 +508,12 @@ def main() -> int:
     )
     parser.add_argument("--floor", action="store_true", help="the floor's table only")
     parser.add_argument(
+        "--grid", action="store_true", help="the honest pass rate's grid only (--pairs per configuration)"
+    )
+    parser.add_argument(
+        "--from-repeat", action="store_true", help="with --grid: also stages that start at repeat (3 → 9)"
+    )
+    parser.add_argument(
         "--part",
         choices=("all", "main", "others", "stress"),
         default="all",
@@ -417,6 +526,11 @@ def main() -> int:
     out = sys.stdout.write
     if arguments.floor:
         Floor(pairs, arguments.seed).table(out)
+        out(f"\n{time.monotonic() - began:.0f} s\n")
+        return 0
+    if arguments.grid:
+        designs = (FIXED_3, STAGED, FROM_REPEAT) if arguments.from_repeat else (FIXED_3, STAGED)
+        Grid(pairs, arguments.seed, designs).table(out)
         out(f"\n{time.monotonic() - began:.0f} s\n")
         return 0
     if arguments.part in ("all", "main"):

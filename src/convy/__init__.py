@@ -26,6 +26,7 @@ _HOMES = {
     "Call": "convy.play.agent",
     "ClaimFigures": "convy.conduct.calibrated",
     "Collector": "convy.store.otlp",
+    "CommandLine": "convy.project.commandline",
     "CommentMarkdown": "convy.draw.markdown",
     "Comparison": "convy.compare.comparison",
     "ConfigurationError": "convy.errors",
@@ -36,6 +37,7 @@ _HOMES = {
     "Decided": "convy.play.dialog",
     "DemoServers": "convy.demo.servers",
     "Estimating": "convy.conduct.estimate",
+    "ExitCodes": "convy.project.commandline",
     "Flags": "convy.project.settings",
     "GateDecision": "convy.compare.gate",
     "Index": "convy.draw.report",
@@ -84,8 +86,10 @@ _HOMES = {
     "Shards": "convy.store.merged",
     "Slice": "convy.project.shard",
     "Sources": "convy.project.sources",
+    "Staging": "convy.conduct.stages",
     "Startup": "convy.startup",
     "Stop": "convy.conduct.stop",
+    "Subcommand": "convy.project.commandline",
     "StoredRun": "convy.store.runs",
     "Summary": "convy.compare.summary",
     "Summed": "convy.compare.summary",
@@ -113,6 +117,7 @@ __all__ = [
     "Call",
     "ClaimFigures",
     "Collector",
+    "CommandLine",
     "CommentMarkdown",
     "Comparison",
     "ConfigurationError",
@@ -123,6 +128,7 @@ __all__ = [
     "Decided",
     "DemoServers",
     "Estimating",
+    "ExitCodes",
     "Flags",
     "GateDecision",
     "Index",
@@ -171,9 +177,11 @@ __all__ = [
     "Shards",
     "Slice",
     "Sources",
+    "Staging",
     "Startup",
     "Stop",
     "StoredRun",
+    "Subcommand",
     "Summary",
     "Summed",
     "Tables",
@@ -198,6 +206,7 @@ if TYPE_CHECKING:
     from convy.conduct.review import Review, Reviewed
     from convy.conduct.run import Run, RunId
     from convy.conduct.session import Prepared, Session
+    from convy.conduct.stages import Staging
     from convy.conduct.stop import Stop
     from convy.data import Data, Tagged
     from convy.demo.servers import DemoServers
@@ -224,6 +233,7 @@ if TYPE_CHECKING:
     from convy.play.errorbody import SECRET_LENGTH
     from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
     from convy.play.outcome import Outcome
+    from convy.project.commandline import CommandLine, ExitCodes, Subcommand
     from convy.project.names import DESCRIPTIONS as SETTING_DESCRIPTIONS
     from convy.project.names import ENGINE as SETTING_NAMES
     from convy.project.names import SECRETS as SETTING_SECRETS

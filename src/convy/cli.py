@@ -11,12 +11,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convy import SETTING_NAMES, ConfigurationError, Flags, Startup, Untrusted
+from convy import (
+    SETTING_NAMES,
+    CommandLine,
+    ConfigurationError,
+    ExitCodes,
+    Flags,
+    Startup,
+    Subcommand,
+    Untrusted,
+)
 from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
 from convy.command.reading import PAGES, REVIEW
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
+RUN_EXITS = (0, 1, 2, 3, 130, 143)
+"""`convy run` and `convy resume`: the gate's codes, or interrupted."""
+GATE_EXITS = (0, 1, 2, 3)
+"""`convy compare` and `convy merge`: the gate's codes."""
+WRITE_EXITS = (0, 2)
+"""The subcommands that write or print and gate nothing."""
 
 
 class Command:
@@ -28,13 +43,42 @@ class Command:
         self._console = Console(out, err)
 
     def parser(self) -> argparse.ArgumentParser:
-        parser = argparse.ArgumentParser(
-            prog="convy", description="Play conversation scenarios against a chat agent and judge them."
+        parser = CommandLine(
+            prog="convy",
+            description="Play conversation scenarios against a chat agent and judge them.",
+            epilog=f"{ExitCodes(RUN_EXITS).text()}. Each command's --help says what it does and its exits.",
+            allow_abbrev=False,
         )
-        commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-        init = commands.add_parser("init", help="write a starter project (never overwrites)")
+        commands = parser.add_subparsers(
+            dest="command", required=True, metavar="COMMAND", parser_class=Subcommand
+        )
+
+        def command(name: str, summary: str, description: str, exits: tuple[int, ...]) -> Subcommand:
+            made = commands.add_parser(
+                name,
+                help=summary,
+                description=description,
+                epilog=ExitCodes(exits).text() + ".",
+                allow_abbrev=False,
+            )
+            return made
+
+        init = command(
+            "init",
+            "write a starter project (never overwrites)",
+            "Write a starter project into FOLDER: a scenario, an agent file and a workflow; a file that "
+            "is there already is left as it is.",
+            WRITE_EXITS,
+        )
         init.add_argument("folder", nargs="?", default=".", help="where to write it (default: here)")
-        run = commands.add_parser("run", help="play the project's scenarios into a new run folder")
+        run = command(
+            "run",
+            "play the project's scenarios into a new run folder",
+            "Play the project's scenarios against its agent into a new run folder under results/, judge "
+            "every attempt, compare the run with --baseline when one is given, write comment.md and the "
+            "pages, and gate.",
+            RUN_EXITS,
+        )
         run.add_argument(
             "--demo", action="store_true", help="play the bundled example against a built-in demo agent"
         )
@@ -42,21 +86,42 @@ class Command:
         run.add_argument(
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
-        resume = commands.add_parser("resume", help="play the attempts a run folder is missing")
+        resume = command(
+            "resume",
+            "play the attempts a run folder is missing",
+            "Play the attempts an interrupted run folder is missing, with the settings it was started "
+            "with, then review and gate it as `convy run` does.",
+            RUN_EXITS,
+        )
         resume.add_argument("run_folder", metavar="RUN", help="the run folder to finish")
         resume.add_argument("--demo", action="store_true", help="the run was a demo run")
         Flags(SETTING_NAMES).add_to(resume)
-        report = commands.add_parser("report", help="write report.html for runs, and results/index.html")
+        report = command(
+            "report",
+            "write report.html for runs, and results/index.html",
+            "Write each run folder's report.html again, and results/index.html listing every run.",
+            WRITE_EXITS,
+        )
         report.add_argument(
             "runs", nargs="*", metavar="RUN", help="run folders (default: every run under results/)"
         )
         Flags(PAGES).add_to(report)
-        compare = commands.add_parser("compare", help="compare a run with a baseline run and gate it")
-        compare.add_argument("run_folder", metavar="RUN")
-        compare.add_argument("baseline", metavar="BASELINE")
+        compare = command(
+            "compare",
+            "compare a run with a baseline run and gate it",
+            "Compare a run folder with a baseline run folder of the same agent, write the run's "
+            "comment.md and pages (and --junit), print the comparison, and gate.",
+            GATE_EXITS,
+        )
+        compare.add_argument("run_folder", metavar="RUN", help="the run folder to gate")
+        compare.add_argument("baseline", metavar="BASELINE", help="the run folder to compare it with")
         Flags(REVIEW).add_to(compare)
-        merge = commands.add_parser(
-            "merge", help="merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it"
+        merge = command(
+            "merge",
+            "merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it",
+            "Merge the run folders of a run's shards (played with --shard k/n) into one new run folder, "
+            "then review and gate it as `convy compare` does (against --baseline, or the floor only).",
+            GATE_EXITS,
         )
         merge.add_argument("runs", nargs="+", metavar="RUN", help="the shards' run folders, every one")
         merge.add_argument("--to", required=True, metavar="FOLDER", help="the merged run folder (new)")
@@ -64,15 +129,23 @@ class Command:
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
         Flags(REVIEW).add_to(merge)
-        estimate = commands.add_parser(
-            "estimate", help="the run's expected model calls, tokens and cost, from a baseline; no request"
+        estimate = command(
+            "estimate",
+            "the run's expected model calls, tokens and cost, from a baseline; no request",
+            "Estimate what `convy run` would spend, from the project's scenarios and a baseline run's "
+            "figures: attempts, model calls, tokens and cost. It sends no request.",
+            WRITE_EXITS,
         )
         Flags(SETTING_NAMES).add_to(estimate)
         estimate.add_argument("--baseline", default="", metavar="RUN", help="a run folder of the project")
-        export = commands.add_parser(
-            "export", help="write a run's tables as CSV and JSON Lines, or send it to OpenTelemetry"
+        export = command(
+            "export",
+            "write a run's tables as CSV and JSON Lines, or send it to OpenTelemetry",
+            "Write a run folder's tables (attempts, turns, claims) as CSV and JSON Lines, or send its "
+            "traces to an OpenTelemetry receiver with --otlp (exit 1 when the receiver refuses them).",
+            (0, 1, 2),
         )
-        export.add_argument("run_folder", metavar="RUN")
+        export.add_argument("run_folder", metavar="RUN", help="the run folder to export")
         export.add_argument("--to", default="", metavar="FOLDER", help="where (default: RUN/export)")
         export.add_argument(
             "--otlp", default="", metavar="URL", help="send its traces to this OTLP/HTTP receiver instead"
@@ -80,15 +153,15 @@ class Command:
         export.add_argument(
             "--header", action="append", default=[], metavar="'NAME: VALUE'", help="a header --otlp sends"
         )
-        calibrate = commands.add_parser(
+        calibrate = command(
             "calibrate",
-            help="measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
-            description="Today's judge decides every labelled transcript's claims (judge calls only; a "
-            "decision of an earlier calibration with the same judge, transcript and claims is reused), "
-            "set against the person's decisions: per claim and overall, the agreement, Cohen's κ with "
-            "a 95%% bootstrap interval, false passes and false fails, and every disagreement. Written "
-            "to results/calibration/<id>/. Exit codes: 0 calibrated; 2 no labels, a malformed label "
-            "file (file:line) or a configuration error.",
+            "measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
+            "Today's judge decides every labelled transcript's claims (judge calls only; a decision of an "
+            "earlier calibration with the same judge, transcript and claims is reused), set against the "
+            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95%% bootstrap "
+            "interval, false passes and false fails, and every disagreement. Written to "
+            "results/calibration/<id>/.",
+            WRITE_EXITS,
         )
         calibrate.add_argument(
             "--labels", default="", metavar="DIR", help="the labels folder (default: the project's labels/)"

@@ -52,6 +52,7 @@ def test_the_outputs_are_the_contract_s() -> None:
             "report",
             "comment-url",
             "artifact-id",
+            "junit",
         ]
     )
     assert all(declared["description"] for declared in outputs.values())

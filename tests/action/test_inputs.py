@@ -90,3 +90,42 @@ def test_masks_cover_the_judge_key_and_skip_values_too_short_to_be_secrets() -> 
     values = Masks({}, environ).values()
     assert "sk-judge-key-99" in values
     assert "x" not in values and "abc1234" not in values
+
+
+def test_a_misspelt_flag_names_the_nearest_flag_of_the_action(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        inputs(tmp_path, "--max-dorp", "1").flags()
+    assert error.value.message == (
+        "is not a flag of python -m convy_action; did you mean --max-drop? (see --help)"
+    )
+
+
+def test_no_abbreviation_of_a_flag_of_the_action_is_taken(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        inputs(tmp_path, "--min-pass", "0.5").flags()
+    assert error.value.where == "--min-pass"
+    assert "did you mean --min-pass-rate?" in error.value.message
+    with pytest.raises(ConfigurationError) as error:
+        inputs(tmp_path, "--dry", "--demo").flags()
+    assert "did you mean --dry-run?" in error.value.message
+
+
+def test_a_flag_nothing_is_near_gets_no_guess(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        inputs(tmp_path, "--qqqqqqqq").flags()
+    assert error.value.message == "is not a flag of python -m convy_action (see --help)"
+
+
+def test_the_action_s_help_has_its_description_its_exit_codes_and_each_default_once(tmp_path: Path) -> None:
+    import re
+
+    parser = inputs(tmp_path).parser()
+    helped = " ".join(parser.format_help().split())
+    assert "The convy GitHub Action: play the scenarios" in helped
+    assert (
+        "exit codes: 0 pass, 1 fail, 2 configuration error (a file, a setting or a flag to fix), "
+        "3 inconclusive, 130 interrupted (Ctrl+C), 143 stopped (SIGTERM)."
+    ) in helped
+    said = re.compile(r"\(default\b|\bdefault:")
+    twice = [action.dest for action in parser._actions if len(said.findall(action.help or "")) > 1]
+    assert twice == []

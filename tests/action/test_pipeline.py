@@ -450,6 +450,22 @@ def test_a_dry_run_outside_github_needs_nothing_of_it(tmp_path: Path) -> None:
     assert (report.parent / "comment.md").read_text().startswith(MARKER)
 
 
+def test_a_dry_run_writes_the_junit_file_and_names_it_in_the_outputs(tmp_path: Path) -> None:
+    from tests.engine.test_junit import read
+
+    out = io.StringIO()
+    output = tmp_path / "set_output"
+    output.touch()
+    argv = ["--dry-run", "--demo", "--repeat", "1", "--junit", "reports/junit.xml"]
+    code = Action(argv, {"GITHUB_OUTPUT": str(output)}, out, tmp_path, FAST).exit_code()
+    assert code == 0, out.getvalue()
+    outputs = read_outputs(output.read_text())
+    assert outputs["junit"] == "reports/junit.xml"
+    assert "convy: wrote the JUnit XML file reports/junit.xml" in out.getvalue()
+    suite = read(tmp_path / "reports" / "junit.xml")
+    assert (suite.name, suite.tests) == ("support", 4)
+
+
 def test_a_comparison_too_long_for_one_comment_is_shortened_and_posted(
     fake: FakeGitHub, tmp_path: Path
 ) -> None:

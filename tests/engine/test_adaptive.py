@@ -170,6 +170,10 @@ def test_scenarios_play_by_stages_up_to_max_repeat_against_a_baseline(tmp_path: 
     assert "convy: 2 more attempts where the comparison is unclear" in second.stdout
     assert "convy: 3 more attempts where the comparison is unclear" in second.stdout
     assert "[7/7] " in second.stdout and "[8/" not in second.stdout, "the progress counts every stage"
+    # while later stages may add attempts, the line says how many at most: 6 each before the rule
+    # decided, then solid's 1 and lucky's 6
+    assert "[1/2 (up to 12 attempts)] " in second.stdout and "[3/4 (up to 7 attempts)] " in second.stdout
+    assert "[5/7] " in second.stdout, "the last stage adds no more"
 
 
 def test_a_resumed_staged_run_plays_the_stages_its_folder_says_are_due(tmp_path: Path) -> None:

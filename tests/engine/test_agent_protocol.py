@@ -10,7 +10,8 @@ from pathlib import Path
 from convy import Plain, Project, Sources
 from convy.conduct.assembly import Assembly
 from convy.play.agent import PythonAgent, QueuedAgent, TimeLimited
-from convy.play.busy import Pace, Patience, Places
+from convy.play.busy import Patience, Places
+from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
 
 

@@ -402,8 +402,8 @@ def test_an_answer_without_the_answer_path_names_the_path() -> None:
     with AgentServer() as server:
         error = failure(secret(server, "/no-answer"))
     assert error.reason == "bad_answer"
-    assert "'choices.0.message.content'" in error.detail
-    assert "no '0'" in error.detail
+    assert "nothing at `choices.0.message.content`" in error.detail
+    assert "its top-level keys are `choices`, `usage`" in error.detail
 
 
 def test_an_answer_that_is_not_text_is_a_bad_answer() -> None:

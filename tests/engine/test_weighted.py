@@ -214,8 +214,9 @@ def test_the_simulation_of_the_floor_no_longer_fails_unchanged_runs() -> None:
         "two rounds 3 → 6 (decision 17)",
         "staged 1 → 3 → 9 (decision 28)",
     ]
-    for row in rows[1:]:
+    for row, most in zip(rows[1:], (0.06, 0.12), strict=True):
         floor_fails, mean_drop = float(row[2]), float(row[3])
-        # pooled over attempts these were about 0.34 and +8.4 points with two rounds
-        assert floor_fails < 0.06
+        # pooled over attempts these were about 0.34 and +8.4 points with two rounds; staged, the
+        # rate is unbiased but reads a scenario that stopped after one attempt from it (decision 28)
+        assert floor_fails < most
         assert abs(mean_drop) < 2.0

@@ -62,17 +62,19 @@ class Playing:
         stops: list[convy.Stop] = []
 
         def watch(run: convy.Run, missing: int) -> convy.Ahead:
+            # while stages may add attempts, the progress line says how many at most
+            most = convy.Staging(run.spec).left(run.journal.outcomes()) if run.staged(before) else 0
             if shown:
                 console.out.write(
                     f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear\n"
                 )
-                shown[0].more(missing)
+                shown[0].more(missing, most)
                 return convy.Ahead(shown[0], convy.Prefetch())
             console.out.write(
                 f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play "
                 f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}\n"
             )
-            shown.append(convy.Printed(missing, console.out, console.out.isatty()))
+            shown.append(convy.Printed(missing, console.out, console.out.isatty(), most))
             return convy.Ahead(shown[0], convy.Prefetch())
 
         async def play() -> convy.Run:

@@ -14,7 +14,7 @@ from convy.command.console import Console
 
 EXIT_PASS = 0
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
-REVIEW = (*GATE, "trace-url")
+REVIEW = (*GATE, "trace-url", "junit")
 """The settings `convy compare` and `convy merge` take as flags."""
 PAGES = ("project", "results", "trace-url")
 """The settings `convy report` takes as flags."""

@@ -16,6 +16,7 @@ import msgspec
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.staged import Stages
+from convy.compare.staged_rate import StagedRate
 from convy.compare.statistics import Averaged, Rate, Share, Tally, Unknown
 from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
@@ -43,7 +44,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """Every attempt judged and held, counted: what `nothing-held` and the counts shown read."""
     rate: Rate | Unknown
     """The pass rate: the mean of the scenarios' shares (Averaged), which is tally's held / judged
-    when every scenario has the same number judged."""
+    when every scenario has the same number judged; under staged play, the mean of each scenario's
+    rate estimated given the stages it reached (StagedRate, decision 28)."""
     failed: tuple[Reason, ...]
     no_verdict: tuple[Reason, ...]
     no_verdict_share: Share | Unknown
@@ -71,7 +73,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """The most attempts a scenario could get (more than `repeat`: adaptive repeats were on)."""
     pass_k: Share | Unknown = Unknown()
     """The mean over the scenarios of their pass^k (k = repeat), as tau-bench reports it; scenarios
-    with fewer than k judged attempts are left out, and with none left it is unknown."""
+    with fewer than k judged attempts are left out, and with none left it is unknown. Under staged
+    play every scenario judged counts, each by an unbiased estimate of its rate to the k-th power."""
     parties: tuple[Party, ...] = ()
     """Whose each attempt that did not hold is, in the order of PARTIES (parties with none left out)."""
     left_out: tuple[str, ...] = ()
@@ -107,7 +110,9 @@ class Summary(Data, frozen=True, kw_only=True):
 
     def exact_rate(self) -> Fraction | None:
         """The pass rate as an exact fraction of the counts (what the floor compares); None when
-        nothing was judged."""
+        nothing was judged. Under staged play, each scenario's rate estimated given its stages."""
+        if self.stages:
+            return StagedRate.of(self.stages, self.repeat, self.scenarios).share()
         return Averaged(tallies=tuple(s.tally for s in self.scenarios)).share()
 
     @property
@@ -148,6 +153,18 @@ class Summed(msgspec.Struct, frozen=True):
             for s in scenarios
         )
 
+    def pass_k(self, scenarios: tuple[ScenarioSummary, ...]) -> Share | Unknown:
+        """The mean of the scenarios' pass^k, those with fewer than k judged left out (a run played
+        without stages)."""
+        reliable: list[float] = []
+        for scenario in scenarios:
+            match scenario.pass_k:
+                case Share(value=value):
+                    reliable.append(value)
+                case Unknown():
+                    pass
+        return Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown()
+
     def summary(self) -> Summary:
         spec = self.file.spec
         summing = Summing(repeat=spec.repeat, ends=spec.stages)
@@ -174,15 +191,12 @@ class Summed(msgspec.Struct, frozen=True):
         )
         averaged = Averaged(tallies=tuple(s.tally for s in scenarios))
         tally = averaged.pooled()
+        rate, pass_k = averaged.rate(), self.pass_k(scenarios)
+        if spec.stages:
+            staged = StagedRate.of(spec.stages, spec.repeat, scenarios)
+            rate, pass_k = staged.rate(), staged.pass_k(spec.repeat)
         attempts = sum(s.attempts for s in scenarios)
         unjudged = sum(s.no_verdict for s in scenarios)
-        reliable: list[float] = []
-        for scenario in scenarios:
-            match scenario.pass_k:
-                case Share(value=value):
-                    reliable.append(value)
-                case Unknown():
-                    pass
         return Summary(
             agent=spec.agent,
             run=self.folder.rstrip("/").rsplit("/", 1)[-1],
@@ -197,7 +211,7 @@ class Summed(msgspec.Struct, frozen=True):
             attempts=attempts,
             expected=self.expected(scenarios),
             tally=tally,
-            rate=averaged.rate(),
+            rate=rate,
             averaged=not averaged.even(),
             failed=summing.failed.counted(),
             no_verdict=summing.unjudged.counted(),
@@ -217,7 +231,7 @@ class Summed(msgspec.Struct, frozen=True):
             failed_attempts=sum(s.failed for s in scenarios),
             no_verdict_attempts=unjudged,
             first_seconds=summing.first_seconds.spread(),
-            pass_k=Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown(),
+            pass_k=pass_k,
             parties=summing.blame.counted(),
             left_out=spec.left_out,
             stopped=self.file.reason if self.file.status == "stopped" else "",

@@ -17,7 +17,7 @@ from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, HeaderName, Shown
-from convy.project.document import Declaration
+from convy.project.document import TAB, Declaration, YamlTab
 from convy.project.project import Project, PythonFile
 from convy.project.settings import Settings
 
@@ -45,8 +45,20 @@ class Assembly(msgspec.Struct, frozen=True):
                 )
             return PythonAgent(made.conversation)
         return JsonAgent(
-            spec, self.settings.turn_timeout, spec.verify(project.root), traced=self.settings.trace_context
+            spec,
+            self.settings.turn_timeout,
+            spec.verify(project.root),
+            traced=self.settings.trace_context,
+            answer_setting=self.answer_setting(),
         )
+
+    def answer_setting(self) -> str:
+        """Where the declarative agent's answer path is set, as a wrong path's message names it."""
+        project = self.project
+        if self.settings.agent_answer or self.settings.agent_url:
+            return "agent-answer"
+        path = project.agent_files()[project.agent_name()]
+        return f"the agent file's `answer` ({path.relative_to(project.root)})"
 
     def declared(self) -> AgentSpec | None:
         """The declarative agent (agent-url or agents/<name>.yaml) resolved; None for a Python agent."""
@@ -64,7 +76,8 @@ class Assembly(msgspec.Struct, frozen=True):
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            raise ConfigurationError(f"{where}{line}", "is not valid YAML") from None
+            tabbed = YamlTab(path.read_text(encoding="utf-8")).met(error)
+            raise ConfigurationError(f"{where}{line}", TAB if tabbed else "is not valid YAML") from None
         except msgspec.ValidationError as error:
             raise ConfigurationError(where, str(error)) from None
         except RecursionError:

@@ -1,5 +1,6 @@
 """Reviewing a run: read back and compared with its baseline, the gate's decision on it, and the
-files written from them into the run folder — comment.md, report.html, comparison.html."""
+files written from them into the run folder — comment.md, report.html, comparison.html — and the
+JUnit XML file the `junit` setting names."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     """The baseline's attempts as the comparison used them, for comparison.html's side by side."""
     trace: TraceUrl = TraceUrl()
     """The trace-url template (checked): each attempt's link to its trace."""
+    junit: str = ""
+    """Where to write the JUnit XML file, relative to the working folder; "" none."""
 
     def linked(self, links: Links) -> Links:
         """`links` with each attempt's link to its trace."""
@@ -49,13 +52,26 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
 
         return ConsoleText(self.comparison, self.decision).text()
 
-    def written(self, links: Links | None = None) -> tuple[Path, ...]:
-        """Write comment.md (with `links`, none by default) and the pages into the run folder."""
+    def written(self, links: Links | None = None, folder: Path = Path()) -> tuple[Path, ...]:
+        """Write comment.md (with `links`, none by default) and the pages into the run folder, and
+        the JUnit XML file (where `junit` says, from the working `folder`)."""
         from convy.draw.links import Links
 
         comment = self.run.folder / "comment.md"
         AtomicFile(comment).write_text(self.comment(links or Links()))
-        return (comment, *self.pages())
+        return (comment, *self.pages(), *self.tested(folder))
+
+    def tested(self, folder: Path = Path()) -> tuple[Path, ...]:
+        """Write the JUnit XML file where `junit` says, from the working `folder` (its folders made);
+        nothing when `junit` is empty."""
+        from convy.draw.junit import JUnitXml
+
+        if not self.junit:
+            return ()
+        path = folder / self.junit
+        path.parent.mkdir(parents=True, exist_ok=True)
+        AtomicFile(path).write_text(JUnitXml(comparison=self.comparison, decision=self.decision).text())
+        return (path,)
 
     def pages(self) -> tuple[Path, ...]:
         """Write report.html and (with a baseline) comparison.html into the run folder."""
@@ -88,6 +104,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
     baseline: StoredRun | NoBaseline
     gate: Gate
     trace: TraceUrl = TraceUrl()
+    junit: str = ""
 
     @classmethod
     def gated(cls, run: StoredRun, baseline: StoredRun | NoBaseline, settings: Settings) -> Review:
@@ -98,7 +115,8 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             max_no_verdict=settings.max_no_verdict,
             max_failed=settings.max_failed,
         )
-        return cls(run=run, baseline=baseline, gate=gate, trace=TraceUrl(settings.trace_url).checked())
+        trace = TraceUrl(settings.trace_url).checked()
+        return cls(run=run, baseline=baseline, gate=gate, trace=trace, junit=settings.junit)
 
     def reviewed(self) -> Reviewed:
         before: Summary | NoBaseline
@@ -117,4 +135,5 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             decision=self.gate.decision(comparison),
             baseline=baseline,
             trace=self.trace,
+            junit=self.junit,
         )

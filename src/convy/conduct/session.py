@@ -92,7 +92,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             )
             if self.recorded is not None:
                 run = run.resumable(self.recorded.spec)
-            halt = Budget(settings.budget, FailFast() if settings.fail_fast else FailFast(0))
+            halt = Budget(settings.budget, FailFast() if settings.fail_fast else FailFast(0, mistakes=False))
             if self.recorded is not None:
                 halt.earlier(run.journal.outcomes())
             await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing)

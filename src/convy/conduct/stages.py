@@ -71,3 +71,33 @@ class Staging(msgspec.Struct, frozen=True):
                     break
         return tuple(due)
 
+    def left(self, outcomes: Iterable[Outcome]) -> int:
+        """The most attempts the run may still play, those due now included: of each scenario with a
+        recorded baseline tally, up to the end of the last stage the rule may still reach; of the
+        others, their missing first `repeat`. Before the stages are decided (no stages recorded
+        yet, max-repeat above repeat), every scenario may get `max-repeat`."""
+        done: dict[tuple[str, int], Outcome] = {}
+        for outcome in outcomes:
+            if not Undelivered(outcome).undelivered:
+                done[(outcome.scenario, outcome.index)] = outcome
+        design = self.design
+        undecided = not design.on
+        most = max(self.spec.repeat, self.spec.max_repeat) if undecided else self.spec.repeat
+        left = 0
+        for entry in self.spec.scenarios:
+            reach = most
+            if not undecided and entry.against is not None:
+                against = Tally(held=entry.against.held, judged=entry.against.judged)
+                reach = design.ends[-1]
+                so_far = EMPTY
+                for stage in range(len(design.ends)):
+                    span = design.span(stage)
+                    if any((entry.name, i) not in done for i in span):
+                        break
+                    for index in span:
+                        so_far = so_far.plus(Tally.of(done[(entry.name, index)].decision))
+                    if not design.goes_on(stage, so_far, against):
+                        reach = design.ends[stage]
+                        break
+            left += sum(1 for i in range(reach) if (entry.name, i) not in done)
+        return left

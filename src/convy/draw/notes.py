@@ -66,7 +66,14 @@ class RunNotes(msgspec.Struct, frozen=True):
                 )
             case _:
                 pass
-        if self.comparison.averaged:
+        if now.stages:
+            notes.append(
+                "played by stages: each scenario's rate is read from its first attempt, averaged over the "
+                "ways its attempts could have fallen given the stages it reached, so stopping early does "
+                "not bias the pass rate; the drop is averaged over scenarios: each scenario's share held, "
+                "every scenario weighing the same"
+            )
+        elif self.comparison.averaged:
             notes.append(
                 "the scenarios have different numbers of judged attempts, so the pass rate and the drop "
                 "are averaged over scenarios: each scenario's share held, every scenario weighing the same"

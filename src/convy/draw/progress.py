@@ -17,8 +17,9 @@ class Printed:
     and the time still to go. Scenario names, claims and reasons are untrusted text: printed on one
     line with control characters replaced."""
 
-    def __init__(self, total: int, stream: TextIO, live: bool) -> None:
+    def __init__(self, total: int, stream: TextIO, live: bool, most: int = 0) -> None:
         self._total = total
+        self._most = most
         self._stream = stream
         self._live = live
         self._start = time.monotonic()
@@ -27,9 +28,15 @@ class Printed:
         self.failed = 0
         self.unjudged = 0
 
-    def more(self, count: int) -> None:
-        """`count` attempts more to show (adaptive repeats' further round)."""
+    def more(self, count: int, most: int = 0) -> None:
+        """`count` attempts more to show (a further stage or round of adaptive repeats); `most`: the
+        most attempts the stages may still bring the run to, these included (0: no more than these)."""
         self._total += count
+        self._most = self.done + most if most else 0
+
+    def _upto(self) -> str:
+        """` (up to N attempts)` while stages may still add attempts past those to play now."""
+        return f" (up to {Plural(self._most, 'attempt').text()})" if self._most > self._total else ""
 
     def record(self, outcome: Outcome) -> None:
         self.done += 1
@@ -54,7 +61,7 @@ class Printed:
         else:
             scenario = self._shown(outcome.scenario, 120)
             self._stream.write(
-                f"[{self.done}/{self._total}] {scenario} #{outcome.index + 1}: {mark} "
+                f"[{self.done}/{self._total}{self._upto()}] {scenario} #{outcome.index + 1}: {mark} "
                 f"({Plural(len(outcome.turns), 'turn').text()}, {outcome.seconds:.1f} s)\n"
             )
         self._stream.flush()
@@ -77,6 +84,6 @@ class Printed:
         elapsed = time.monotonic() - self._start
         left = elapsed / self.done * (self._total - self.done) if self.done else 0.0
         return (
-            f"{self.done}/{self._total} done · {self.held} held · {self.failed} not held · "
+            f"{self.done}/{self._total} done{self._upto()} · {self.held} held · {self.failed} not held · "
             f"{self.unjudged} no verdict · {elapsed:.0f}s elapsed · ETA {left:.0f}s"
         )

@@ -77,7 +77,14 @@ class AgentFailure(ConvyError):
     Failed with `reason` (a short snake_case code such as `http_500`, `timeout`, `bad_answer`)."""
 
     def __init__(
-        self, reason: str, detail: str = "", *, status: int = 0, message: str = "", reached: bool = True
+        self,
+        reason: str,
+        detail: str = "",
+        *,
+        status: int = 0,
+        message: str = "",
+        reached: bool = True,
+        raw: str = "",
     ) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
@@ -88,6 +95,8 @@ class AgentFailure(ConvyError):
         """The HTTP status of the answer that failed the turn; 0 where there was none."""
         self.message = message
         """The agent's own words: the message of its error answer (one line, secrets masked)."""
+        self.raw = raw
+        """A `bad_answer`'s answer as it came (its first 2,000 characters, secrets masked); "" else."""
 
 
 class SessionNotEnded(ConvyError):

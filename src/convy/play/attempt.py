@@ -118,7 +118,11 @@ class Delivery(msgspec.Struct, frozen=True):
         failure = self.failure
         if not self.undelivered:
             return Failed(
-                reason=failure.reason, detail=failure.detail, status=failure.status, message=failure.message
+                reason=failure.reason,
+                detail=failure.detail,
+                status=failure.status,
+                message=failure.message,
+                raw=failure.raw,
             )
         return Failed(
             reason="not_delivered",

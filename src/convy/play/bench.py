@@ -35,14 +35,17 @@ class Journal(Protocol):
 
 class Halt(Protocol):
     """What stops a run early: asked before each attempt starts (`cause` empty: go on), told of
-    each attempt that ended. FailFast, and Budget (play/budget.py) around it. `admit` is awaited
-    before an attempt's conversation opens: it may hold the attempt back until an attempt in flight
-    ends (a budget waiting to know what an attempt costs)."""
+    each attempt that ended and of the first agent answer. FailFast, and Budget (play/budget.py)
+    around it. `admit` is awaited before an attempt's conversation opens: it may hold the attempt
+    back until an attempt in flight was answered or ended (the run's first agent request goes
+    alone; a budget waits to know what an attempt costs)."""
 
     @property
     def cause(self) -> str: ...
 
     async def admit(self) -> None: ...
+
+    def answered(self) -> None: ...
 
     def seen(self, outcome: Outcome, total: int) -> None: ...
 
@@ -58,7 +61,7 @@ class Mistake(msgspec.Struct, frozen=True):
         match self.outcome.decision:
             case Failed(reason="not_delivered", status=status, detail=detail):
                 what = detail.partition(": ")[2] or detail
-                return f"the agent was not reached: {what}; check {self.agent_setting(status, detail)}"
+                return f"the agent was not reached; check {self.agent_setting(status, detail)}: {what}"
             case NoVerdict(status=401 | 403 as status, detail=detail, message=message) if detail.startswith(
                 ("user: ", "judge: ")
             ):
@@ -81,22 +84,40 @@ class FailFast:
     """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
     fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
-    `first` 0 turns that rule off. Whatever `first`, a setup mistake (Mistake) stops the run at the
+    `first` 0 turns that rule off. With `mistakes`, a setup mistake (Mistake) stops the run at the
     first attempt it ends, while no attempt has yet reached the agent's logic (an agent key's or
-    model key's refusal at any time)."""
+    model key's refusal at any time); `FailFast(0, mistakes=False)` never stops (`fail-fast: false`).
 
-    def __init__(self, first: int = FIRST) -> None:
+    Whatever it stops, the run's first agent request goes alone (DESIGN §15.2): the first attempt
+    admitted starts at once, the others once an agent answer came back (`answered`) or an attempt
+    ended, so a setup mistake plays one attempt, not one per concurrency place."""
+
+    def __init__(self, first: int = FIRST, *, mistakes: bool = True) -> None:
         self.first = first
+        self.mistakes = mistakes
         self.ended: list[Outcome] = []
         self.cause = ""
         self.reached = False
+        self.admitted = False
+        self.open = asyncio.Event()
+        """Set once the first request was answered or an attempt ended: every attempt may start."""
 
     async def admit(self) -> None:
-        """Fail-fast holds no attempt back: it only stops them."""
+        """The first attempt starts at once; the others wait for the first agent answer or the
+        end of an attempt. Fail-fast holds nothing back after that: it only stops attempts."""
+        if not self.admitted:
+            self.admitted = True
+            return
+        await self.open.wait()
+
+    def answered(self) -> None:
+        """An agent request was answered: the agent is reached, every attempt may start."""
+        self.open.set()
 
     def seen(self, outcome: Outcome, total: int) -> None:
         """One more attempt ended, of `total` to play."""
-        mistake = Mistake(outcome).text()
+        self.open.set()
+        mistake = Mistake(outcome).text() if self.mistakes else ""
         if mistake and not self.cause and (not self.reached or isinstance(outcome.decision, NoVerdict)):
             self.cause = mistake
         self.reached = self.reached or bool(outcome.turns)
@@ -155,7 +176,7 @@ class Halting(Forwarded):
 
 class HaltingConversation:
     """A conversation that opens once `stop` admits it, and, once open, closes again at once and
-    raises Halted when the run stopped."""
+    raises Halted when the run stopped; each answer it gets is told to `stop` (`answered`)."""
 
     def __init__(self, conversation: Conversation, stop: Halt) -> None:
         self._conversation = conversation
@@ -177,7 +198,9 @@ class HaltingConversation:
         await self._conversation.__aexit__(kind, error, trace)
 
     async def reply(self, text: str) -> Answer:
-        return await self._conversation.reply(text)
+        answer = await self._conversation.reply(text)
+        self._stop.answered()
+        return answer
 
 
 class Bench(msgspec.Struct, frozen=True, kw_only=True):

@@ -85,6 +85,9 @@ class Budget:
             self.spent.add(outcome)
         return self
 
+    def answered(self) -> None:
+        self.then.answered()
+
     def seen(self, outcome: Outcome, total: int) -> None:
         self.then.seen(outcome, total)
         self.spent.add(outcome)

@@ -307,7 +307,7 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     def refuse(self, response: httpx.Response, message: str) -> None:
         """Raises what an error answer is: Busy for one worth asking again, else ModelFailure."""
         status = response.status_code
-        said = f": {message}" if message else ""
+        said = f" — {message}" if message else ""
         detail = f"HTTP {status} from {self.shown}{said}"
         if status in RETRIED:
             raise Busy(

@@ -112,6 +112,9 @@ class Failed(Tagged, frozen=True, kw_only=True, tag="failed"):
     """The HTTP status of the answer that failed the turn; 0 where there was none."""
     message: str = ""
     """The agent's own words: the error message of its answer (one line, secrets masked)."""
+    raw: str = ""
+    """A `bad_answer`'s answer as it came (its first 2,000 characters, secrets masked); "" else,
+    and in folders written before it was kept."""
 
 
 class NoVerdict(Tagged, frozen=True, kw_only=True, tag="no_verdict"):

@@ -74,6 +74,6 @@ class AgentVersion(msgspec.Struct, frozen=True, kw_only=True):
             except msgspec.DecodeError:
                 found = body
             except PathMissing as missing:
-                raise Unread(f"GET {shown}: {missing}") from None
+                raise Unread(f"the answer to GET {shown} has {missing}") from None
             body = found if isinstance(found, str) else msgspec.json.encode(found).decode()
         return " ".join(body.split())[:MOST]

@@ -19,6 +19,26 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 pure-Python one, with the same node tree and marks."""
 
 
+TAB = "a tab character (YAML indents with spaces)"
+"""What a YAML error caused by a tab says."""
+
+
+class YamlTab(msgspec.Struct, frozen=True):
+    """A YAML text's error looked at for a tab: where YAML met it, or in the indentation of the
+    problem's line."""
+
+    text: str
+
+    def met(self, error: yaml.YAMLError) -> bool:
+        mark = getattr(error, "problem_mark", None)
+        if mark is None:
+            return False
+        lines = self.text.splitlines()
+        said = lines[mark.line] if mark.line < len(lines) else ""
+        indent = said[: len(said) - len(said.lstrip())]
+        return "\t" in indent or (0 <= mark.index < len(self.text) and self.text[mark.index] == "\t")
+
+
 class Declaration(msgspec.Struct, frozen=True, kw_only=True):
     """A scenario and where it is declared: its file (relative to the project, with `/`), the line
     its mapping starts on and the line of each of its claims, then of each of its checks (1-based),
@@ -187,11 +207,14 @@ class Document(msgspec.Struct, frozen=True):
 
     def unparsed(self, error: yaml.MarkedYAMLError, text: str) -> ConfigurationError:
         """A YAML syntax error at the line of its problem, or of its context (an unclosed quote's
-        start) when the problem is only the end of the file."""
+        start) when the problem is only the end of the file; a tab where YAML met it, or in the
+        indentation of the problem's line, is said to be one."""
         problem = error.problem_mark.line + 1 if error.problem_mark is not None else 1
         started = error.context_mark.line + 1 if error.context_mark is not None else problem
         ended = error.problem_mark is None or error.problem_mark.index >= len(text)
         line = started if ended else problem
+        if YamlTab(text).met(error):
+            return ConfigurationError(f"{self.file}:{problem}", TAB)
         context = f"{error.context} (line {started}), " if error.context else ""
         return ConfigurationError(f"{self.file}:{line}", f"YAML syntax error: {context}{error.problem}")
 

@@ -66,6 +66,10 @@ DESCRIPTIONS: dict[str, str] = {
         '`{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}` (USD per million tokens)'
     ),
     "results": "where run folders go, relative to the project",
+    "junit": (
+        "write the run as a JUnit XML file here (relative to the working folder), one test case per "
+        "scenario, for a CI test reporter; empty writes none"
+    ),
     "agent-version-url": "a URL (GET, with the agent's headers) whose answer names the agent's build",
     "agent-version-path": "the dotted path of the build in agent-version-url's JSON answer",
     "expect-agent-version": "wait until the agent's build contains this text (e.g. the PR's head SHA)",
@@ -125,6 +129,7 @@ ENGINE: tuple[str, ...] = (
     "budget",
     "prices",
     "results",
+    "junit",
     "agent-version-url",
     "agent-version-path",
     "expect-agent-version",

@@ -70,6 +70,8 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     budget: Annotated[float, Meta(ge=0)] = 0.0
     prices: str = ""
     results: str = "results"
+    junit: str = ""
+    """"": no JUnit XML file."""
     agent_version_url: str = ""
     agent_version_path: str = ""
     expect_agent_version: str = ""
@@ -233,8 +235,8 @@ class Flags(msgspec.Struct, frozen=True):
                     shown = f" (default: {default:g})"
                 case default:
                     shown = f" (default: {default})" if str(default) else ""
-            if "(default:" in setting.description:
-                shown = ""  # the description says its default itself (max-repeat: `repeat`)
+            if "default" in setting.description:
+                shown = ""  # the description says its default itself (`none` (default), max-repeat)
             help_text = (setting.description + shown).replace("%", "%%")
             if setting.switch:
                 parser.add_argument(

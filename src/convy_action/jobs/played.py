@@ -24,6 +24,7 @@ from convy import (
     Runs,
     RunsDiffer,
     Settings,
+    Staging,
     Stop,
     Untrusted,
 )
@@ -55,15 +56,17 @@ class Plays(msgspec.Struct, frozen=True):
         shown: list[Printed] = []
 
         def watch(run: Run, missing: int) -> Printed:
+            # while stages may add attempts, the progress line says how many at most
+            most = Staging(run.spec).left(run.journal.outcomes()) if run.staged(looked.baseline) else 0
             if shown:
                 log.line(f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear")
-                shown[0].more(missing)
+                shown[0].more(missing, most)
                 return shown[0]
             log.line(
                 f"convy: {Plural(missing, 'attempt').text()} of {len(run.spec.expected())} to play against "
                 f"{Untrusted(text=run.spec.agent).console(200)!r} → {context.relative(run.journal.folder)}"
             )
-            shown.append(Printed(missing, log.out, False))
+            shown.append(Printed(missing, log.out, False, most))
             return shown[0]
 
         async def play() -> Run:

@@ -1,7 +1,7 @@
 """How a job ends once its run is reviewed: the run folder shelved, the comment built once and put in
-its box, the job summary, the annotations and the step's outputs written, and the exit code the
-gate chose; a shard's job ends with its own comparison in the log and the summary, no comment and
-no annotation (the merge job posts and gates)."""
+its box, the job summary, the annotations, the JUnit XML file and the step's outputs written, and
+the exit code the gate chose; a shard's job ends with its own comparison in the log and the
+summary, no comment and no annotation (the merge job posts and gates)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class Ending(msgspec.Struct, frozen=True):
         body = reviewed.comment(Links(run=context.run_url()))
         AtomicFile(folder / "comment.md").write_text(body)
         reviewed.pages()
+        junit = self.tested(reviewed)
         self.log.shown(f"convy: shard {part.text}'s own comparison", body)
         shelved = shelf.store(folder)
         self.told(shelved)
@@ -50,7 +51,7 @@ class Ending(msgspec.Struct, frozen=True):
         self.log.line(f"convy: {told}")
         if context.step_summary:
             JobSummary(Path(context.step_summary)).append(f"**convy** {told}.\n\n{body}")
-        self.outputs(reviewed, "", artifact)
+        self.outputs(reviewed, "", artifact, junit)
         return 0
 
     def reported(self, reviewed: Reviewed, shelf: Shelf, box: Box) -> int:
@@ -59,6 +60,7 @@ class Ending(msgspec.Struct, frozen=True):
         context = self.context
         folder = reviewed.run.folder
         reviewed.pages()
+        junit = self.tested(reviewed)
         shelved = shelf.store(folder)
         self.told(shelved)
         body = Marked(reviewed.comparison.now.agent, self.settings.comment_key).marked(
@@ -76,7 +78,7 @@ class Ending(msgspec.Struct, frozen=True):
         cause = f"; commonest: {decision.cause}" if decision.cause else ""
         with self.log.untrusted():
             self.log.line(f"convy: {decision.verdict} ({decision.rule}): {decision.explanation}{cause}")
-        self.outputs(reviewed, url, shelved.id if isinstance(shelved, Uploaded) else 0)
+        self.outputs(reviewed, url, shelved.id if isinstance(shelved, Uploaded) else 0, junit)
         self.sent(reviewed)
         return decision.exit_code
 
@@ -118,7 +120,15 @@ class Ending(msgspec.Struct, frozen=True):
             self.log.warning("the job summary was cut to the runner's limit of 1 MiB")
         return url
 
-    def outputs(self, reviewed: Reviewed, comment_url: str, artifact: int) -> None:
+    def tested(self, reviewed: Reviewed) -> str:
+        """The JUnit XML file the `junit` input names, written from the workspace; its path relative
+        to the workspace, "" when none."""
+        written = reviewed.tested(self.context.workspace)
+        for path in written:
+            self.log.line(f"convy: wrote the JUnit XML file {self.context.relative(path)}")
+        return self.context.relative(written[0]) if written else ""
+
+    def outputs(self, reviewed: Reviewed, comment_url: str, artifact: int, junit: str = "") -> None:
         """The step's outputs, when the runner takes them."""
         context = self.context
         if not context.output:
@@ -132,6 +142,7 @@ class Ending(msgspec.Struct, frozen=True):
                 report=context.relative(folder / "report.html"),
                 comment_url=comment_url,
                 artifact_id=artifact,
+                junit=junit,
             ).values()
         )
 

@@ -4,14 +4,13 @@ as convy.project.settings reads them; Masks, the secret values the log must hide
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from convy import SECRET_LENGTH, ConfigurationError, Flags, Setting, Sources
+from convy import SECRET_LENGTH, CommandLine, ConfigurationError, ExitCodes, Flags, Setting, Sources
 from convy_action.runner.settings import NAMES, ActionSettings
 
 if TYPE_CHECKING:
@@ -26,23 +25,29 @@ class Inputs(msgspec.Struct, frozen=True):
     environ: Mapping[str, str]
     folder: Path
 
-    def parser(self) -> argparse.ArgumentParser:
-        parser = argparse.ArgumentParser(
+    def parser(self) -> CommandLine:
+        parser = CommandLine(
             prog="python -m convy_action",
             description=(
                 "The convy GitHub Action: play the scenarios, upload the run folder, compare it with "
-                "the baseline, post the PR comment and the job summary, and gate (exit 0 pass, "
-                "1 fail, 2 configuration error, 3 inconclusive). Every input is also a flag."
+                "the baseline, post the PR comment and the job summary, and gate. Every input is also a flag."
             ),
+            epilog=ExitCodes((0, 1, 2, 3, 130, 143)).text() + ".",
+            allow_abbrev=False,
         )
         Flags(NAMES, ActionSettings).add_to(parser)
         return parser
 
     def flags(self) -> dict[str, object]:
-        """The settings given as flags, by hyphenated name; ConfigurationError for an unknown one."""
-        namespace, unknown = self.parser().parse_known_args(list(self.argv))
+        """The settings given as flags, by hyphenated name; ConfigurationError for an unknown one,
+        with the nearest flag where one is close (no flag is taken by an abbreviation)."""
+        parser = self.parser()
+        namespace, unknown = parser.parse_known_args(list(self.argv))
         if unknown:
-            raise ConfigurationError(unknown[0], "is not a flag of python -m convy_action (see --help)")
+            near = parser.nearest(unknown[0])
+            hint = f"; did you mean {near}?" if near else ""
+            said = f"is not a flag of python -m convy_action{hint} (see --help)"
+            raise ConfigurationError(unknown[0], said)
         return Flags(NAMES, ActionSettings).given(namespace)
 
     def check(self) -> None:

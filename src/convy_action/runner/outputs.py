@@ -22,6 +22,7 @@ OUTPUTS: tuple[str, ...] = (
     "report",
     "comment-url",
     "artifact-id",
+    "junit",
 )
 """The action's outputs (action.yml), in order."""
 
@@ -32,7 +33,8 @@ MOST_ANNOTATIONS = 10
 class Results(msgspec.Struct, frozen=True, kw_only=True):
     """What the outputs tell: the run's and the baseline's pass rate (a fraction from 0 to 1 with
     four decimals; empty when unknown or without a baseline), the verdict, the run folder and its
-    report (relative to the workspace), the comment's URL and the artifact's id (empty when none)."""
+    report (relative to the workspace), the comment's URL, the artifact's id and the JUnit XML file
+    (relative to the workspace; each empty when none)."""
 
     comparison: Comparison
     verdict: str
@@ -40,6 +42,7 @@ class Results(msgspec.Struct, frozen=True, kw_only=True):
     report: str
     comment_url: str = ""
     artifact_id: int = 0
+    junit: str = ""
 
     def values(self) -> dict[str, str]:
         match self.comparison.baseline:
@@ -55,6 +58,7 @@ class Results(msgspec.Struct, frozen=True, kw_only=True):
             "report": self.report,
             "comment-url": self.comment_url,
             "artifact-id": str(self.artifact_id) if self.artifact_id else "",
+            "junit": self.junit,
         }
 
     def rate(self, rate: Rate | Unknown) -> str:

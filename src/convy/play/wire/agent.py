@@ -15,7 +15,7 @@ import msgspec
 from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
-from convy.play.wire.chat import OpenAiChat, Template
+from convy.play.wire.chat import ANSWER_SETTING, OpenAiChat, Template
 from convy.play.wire.connection import JsonConnection, Line
 from convy.play.wire.dialect import Dialect
 from convy.play.wire.oauth import AccessToken
@@ -38,6 +38,9 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     traced: bool = True
     """Whether each request of an attempt carries its trace in a `traceparent` header (the
     trace-context setting); the agent card and the token endpoint never do."""
+    answer_setting: str = ANSWER_SETTING
+    """Where its answer path was set, as a wrong path's message names it: `agent-answer`, or the
+    agent file's `answer` with the file's name."""
 
     def __post_init__(self) -> None:
         if self.timeout <= 0:
@@ -103,9 +106,9 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
             case "openai-responses":
                 return Responses(self.spec, self.shown)
             case "openai-chat":
-                return OpenAiChat(self.spec, self.shown)
+                return OpenAiChat(self.spec, self.shown, self.answer_setting)
             case _:
-                return Template(self.spec, self.shown)
+                return Template(self.spec, self.shown, self.answer_setting)
 
     @functools.cached_property
     def tokens(self) -> AccessToken | None:

@@ -13,7 +13,7 @@ from convy.play.agent import AgentFailure, Answer, Call, Step, Usage
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.template import Body, Path, PathMissing
 from convy.play.wire.dialect import Ask, Fold
-from convy.play.wire.reading import AgentReply, AnswerText, Found, JsonText, Trace
+from convy.play.wire.reading import AgentReply, AnswerText, Found, JsonText, MissingAnswer, Trace
 from convy.play.wire.spec import OPENAI_TOKENS, AgentSpec
 from convy.play.wire.stream import Event
 
@@ -23,12 +23,18 @@ CHAT_DELTA = "choices.0.delta.content"
 CHAT_STEPS = "choices.0.message.tool_calls"
 
 
+ANSWER_SETTING = "agent-answer (or the agent file's `answer`)"
+"""The setting a wrong answer path names when the agent does not say where its path came from."""
+
+
 class Template(msgspec.Struct, frozen=True):
     """The template protocol: the agent file's `body` filled in for each turn, the text at `answer`
-    (or, streamed, the `delta`s of the events named `event`, appended or the last one)."""
+    (or, streamed, the `delta`s of the events named `event`, appended or the last one); `setting`
+    is where the answer path was set, as a wrong path's message names it."""
 
     spec: AgentSpec
     shown: str
+    setting: str = ANSWER_SETTING
 
     def body(self, ask: Ask) -> object:
         template = self.spec.body if self.spec.body is not None else CHAT_BODY
@@ -38,7 +44,9 @@ class Template(msgspec.Struct, frozen=True):
         return {}
 
     def read(self, data: object) -> AgentReply:
-        whole = WholeAnswer(self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown)
+        whole = WholeAnswer(
+            self.spec.answer or CHAT_ANSWER, self.spec.steps, self.spec, self.shown, self.setting
+        )
         return AgentReply(answer=whole.read(data))
 
     def fold(self) -> Fold:
@@ -48,10 +56,11 @@ class Template(msgspec.Struct, frozen=True):
 class OpenAiChat(msgspec.Struct, frozen=True):
     """OpenAI chat completions (and every server compatible with it): the dialogue as `messages`
     (or the file's body), `model` when set; streamed as chunks whose `choices.0.delta` hold the
-    text and tool-call pieces, and a last chunk with the usage."""
+    text and tool-call pieces, and a last chunk with the usage. `setting` as Template's."""
 
     spec: AgentSpec
     shown: str
+    setting: str = ANSWER_SETTING
 
     def body(self, ask: Ask) -> object:
         body = Template(self.spec, self.shown).body(ask)
@@ -67,9 +76,8 @@ class OpenAiChat(msgspec.Struct, frozen=True):
         return {}
 
     def read(self, data: object) -> AgentReply:
-        answer = WholeAnswer(
-            self.spec.answer or CHAT_ANSWER, self.spec.steps or CHAT_STEPS, self.spec, self.shown
-        )
+        spec, steps = self.spec, self.spec.steps or CHAT_STEPS
+        answer = WholeAnswer(spec.answer or CHAT_ANSWER, steps, spec, self.shown, self.setting)
         return AgentReply(answer=answer.read(data))
 
     def fold(self) -> Fold:
@@ -80,18 +88,20 @@ class OpenAiChat(msgspec.Struct, frozen=True):
 
 class WholeAnswer(msgspec.Struct, frozen=True):
     """A whole JSON answer read at its paths: the text at `answer`, the steps at `steps`, the tokens
-    at the spec's token paths. A null text is no text (empty_answer, once checked)."""
+    at the spec's token paths. A null text is no text (empty_answer, once checked); no text at the
+    path at all is a wrong path (MissingAnswer), named as set at `setting`."""
 
     answer: str
     steps: str
     spec: AgentSpec
     shown: str
+    setting: str = ANSWER_SETTING
 
     def text(self, data: object) -> str:
         try:
             value = Path(self.answer).found(data)
-        except PathMissing as missing:
-            raise AgentFailure("bad_answer", f"the answer from {self.shown} has {missing}") from None
+        except PathMissing:
+            raise MissingAnswer(self.answer, data, self.setting, self.shown).failure() from None
         if value is None:
             return ""
         return AnswerText(value, f"the answer from {self.shown} at {self.answer!r}").text()

@@ -28,7 +28,7 @@ from convy.play.outcome import SpanKind
 from convy.play.trace import TraceContext
 from convy.play.wire.dialect import Ask, Dialect, Resend
 from convy.play.wire.oauth import AccessToken
-from convy.play.wire.reading import MOST_BYTES, AgentReply, Found, Limited, Spoken, Undecodable
+from convy.play.wire.reading import MOST_BYTES, MOST_RAW, AgentReply, Found, Limited, Spoken, Undecodable
 from convy.play.wire.session import Received, SessionCalls
 from convy.play.wire.spec import AgentSpec, Shown
 from convy.play.wire.stream import Chunks, Events
@@ -217,8 +217,17 @@ class JsonConnection:
                 data = msgspec.json.decode(content)
             except msgspec.DecodeError:
                 why = Undecodable(content).why()
-                raise AgentFailure("bad_answer", f"the answer from {self.shown} {why}") from None
-            return dialect.read(data), data
+                said = f"the answer from {self.shown} {why}"
+                raise AgentFailure("bad_answer", said, raw=self.raw(content)) from None
+            try:
+                return dialect.read(data), data
+            except AgentFailure as failure:
+                if failure.reason != "bad_answer" or failure.raw:
+                    raise
+                raw = self.raw(content)
+                raise AgentFailure(
+                    "bad_answer", failure.detail, status=failure.status, message=failure.message, raw=raw
+                ) from None
         first: float | None = None
         last: object = None
         try:
@@ -250,6 +259,10 @@ class JsonConnection:
             ) from None
         answer = msgspec.structs.replace(reply.answer, first=None if first is None else round(first, 4))
         return msgspec.structs.replace(reply, answer=answer), last
+
+    def raw(self, content: bytes) -> str:
+        """An unreadable answer as a `bad_answer` keeps it: its first 2,000 characters, masked."""
+        return self._agent.masked().text(content.decode("utf-8", errors="replace"))[:MOST_RAW]
 
     async def received(
         self, request: tuple[str, str, bytes | None], failed: str, kind: SpanKind
@@ -335,7 +348,7 @@ class JsonConnection:
         except RecursionError:
             message = ""  # an error body nested deeper than can be read says nothing
         shown = self._agent.shown_url(url)
-        detail = f"HTTP {status} from {shown}" + (f": {message}" if message else "")
+        detail = f"HTTP {status} from {shown}" + (f" — {message}" if message else "")
         if status in (429, 503):
             raise Busy(Hints(response.headers).seconds(), detail, status=status, message=message)
         raise AgentFailure(f"http_{status}", detail, status=status, message=message)

@@ -5,6 +5,9 @@ AgentFailure("bad_answer")."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterator
+
 import httpx
 import msgspec
 
@@ -14,6 +17,12 @@ from convy.play.template import Path, PathMissing
 MOST_BYTES = 4 * 1024 * 1024
 """The largest answer read (4 MiB of body, or of a stream's events); more is
 AgentFailure("answer_too_large")."""
+MOST_RAW = 2000
+"""The most characters of an unreadable answer a `bad_answer` attempt keeps as `raw`."""
+MOST_KEYS = 10
+"""The most top-level keys of an answer a wrong answer path's message lists."""
+NOTHING_AT = "has nothing at"
+"""What a `bad_answer` detail says when the answer path found nothing (MissingAnswer)."""
 
 
 class AgentReply(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,6 +51,95 @@ class AnswerText(msgspec.Struct, frozen=True):
                 return msgspec.json.encode(self.value).decode()
             case _:
                 raise AgentFailure("bad_answer", f"{self.where} is not a string or a number")
+
+
+class MissingAnswer(msgspec.Struct, frozen=True):
+    """An answer in which the answer path (`path`, from `setting`: `agent-answer`, or the agent
+    file's `answer`) finds nothing, described so the path can be fixed: the setting to check, the
+    answer's top-level keys (names only, at most 10) and, where a path to a text in the answer is
+    close to it, that whole path ("did you mean `reply.text`?")."""
+
+    path: str
+    data: object
+    setting: str
+    shown: str
+
+    def failure(self) -> AgentFailure:
+        return AgentFailure("bad_answer", self.text())
+
+    def text(self) -> str:
+        close = self.close()
+        meant = f" (did you mean `{close}`?)" if close else ""
+        said = f"the answer from {self.shown} {NOTHING_AT} `{self.path}`{meant}; check {self.setting}"
+        match self.data:
+            case dict() if self.data:
+                keys = [Key(key).shown for key in list(self.data)[:MOST_KEYS]]
+                more = len(self.data) - MOST_KEYS
+                keys += [f"{more} more"] if more > 0 else []
+                return f"{said}: its top-level keys are {', '.join(keys)}"
+            case dict():
+                return f"{said}: it is an empty object"
+            case list():
+                return f"{said}: it is a list of {len(self.data)}, not an object"
+            case _:
+                return f"{said}: it is {JsonText(self.data).text[:40]!r}, not an object"
+
+    def close(self) -> str:
+        """The path of a text in the answer close to `path`: the only text under the deepest part of
+        `path` the answer has, else one ending as `path` does, else the closest by difflib; ""."""
+        segments = self.path.split(".")
+        for depth in range(len(segments) - 1, 0, -1):
+            prefix = ".".join(segments[:depth])
+            if isinstance(Found(prefix).value(self.data), dict | list):
+                under = [path for path in Texts(self.data).paths() if path.startswith(prefix + ".")]
+                if len(under) == 1:
+                    return under[0]
+                return next(iter(difflib.get_close_matches(self.path, under, n=1, cutoff=0.6)), "")
+        texts = list(Texts(self.data).paths())
+        ending = [path for path in texts if path.endswith("." + self.path)]
+        if len(ending) == 1:
+            return ending[0]
+        return next(iter(difflib.get_close_matches(self.path, texts, n=1, cutoff=0.6)), "")
+
+
+class Key(msgspec.Struct, frozen=True):
+    """A key of an agent's answer as a message names it: in a code span, at most 40 characters."""
+
+    key: object
+
+    @property
+    def shown(self) -> str:
+        text = str(self.key).replace("`", "'")
+        return f"`{text[:40]}`"
+
+
+class Texts(msgspec.Struct, frozen=True):
+    """The dotted paths of the texts (strings) in an answer's JSON, shallow ones first: at most 200,
+    6 parts deep, the first 5 items of each list."""
+
+    data: object
+
+    def paths(self) -> Iterator[str]:
+        found = 0
+        level: list[tuple[str, object]] = [("", self.data)]
+        for _ in range(6):
+            deeper: list[tuple[str, object]] = []
+            for prefix, value in level:
+                items: list[tuple[object, object]] = []
+                if isinstance(value, dict):
+                    items = list(value.items())
+                elif isinstance(value, list):
+                    items = list(enumerate(value[:5]))
+                for key, item in items:
+                    path = f"{prefix}.{key}" if prefix else str(key)
+                    if isinstance(item, str):
+                        found += 1
+                        yield path
+                        if found >= 200:
+                            return
+                    else:
+                        deeper.append((path, item))
+            level = deeper
 
 
 class Spoken(msgspec.Struct, frozen=True):
