@@ -20,7 +20,11 @@ _HOMES = {
     "Answer": "convy.play.agent",
     "AtomicFile": "convy.store.atomic",
     "Busy": "convy.play.busy",
+    "Calibrated": "convy.conduct.calibrated",
+    "Calibration": "convy.conduct.calibration",
+    "CalibrationFile": "convy.conduct.calibrated",
     "Call": "convy.play.agent",
+    "ClaimFigures": "convy.conduct.calibrated",
     "Collector": "convy.store.otlp",
     "CommandLine": "convy.project.commandline",
     "CommentMarkdown": "convy.draw.markdown",
@@ -107,7 +111,11 @@ __all__ = [
     "Answer",
     "AtomicFile",
     "Busy",
+    "Calibrated",
+    "Calibration",
+    "CalibrationFile",
     "Call",
+    "ClaimFigures",
     "Collector",
     "CommandLine",
     "CommentMarkdown",
@@ -191,6 +199,8 @@ if TYPE_CHECKING:
     from convy.compare.gate import GateDecision
     from convy.compare.statistics import Rate, Unknown
     from convy.compare.summary import Summary, Summed
+    from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures
+    from convy.conduct.calibration import Calibration
     from convy.conduct.estimate import Estimating
     from convy.conduct.prefetch import Ahead, Prefetch
     from convy.conduct.review import Review, Reviewed

@@ -1,5 +1,5 @@
-"""The convy command: init, run, resume, report, compare, export, merge, estimate — the only place
-that prints and picks exit codes. It uses the engine through its public names, as any program built
+"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate — the
+only place that prints and picks exit codes. It uses the engine through its public names, as any program built
 on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from convy import (
     Subcommand,
     Untrusted,
 )
+from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
 from convy.command.reading import PAGES, REVIEW
 
@@ -152,6 +153,23 @@ class Command:
         export.add_argument(
             "--header", action="append", default=[], metavar="'NAME: VALUE'", help="a header --otlp sends"
         )
+        calibrate = command(
+            "calibrate",
+            "measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
+            "Today's judge decides every labelled transcript's claims (judge calls only; a decision of an "
+            "earlier calibration with the same judge, transcript and claims is reused), set against the "
+            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95%% bootstrap "
+            "interval, false passes and false fails, and every disagreement. Written to "
+            "results/calibration/<id>/.",
+            WRITE_EXITS,
+        )
+        calibrate.add_argument(
+            "--labels", default="", metavar="DIR", help="the labels folder (default: the project's labels/)"
+        )
+        calibrate.add_argument(
+            "--demo", action="store_true", help="calibrate the demo's scripted judge on the demo's labels"
+        )
+        Flags(CALIBRATE).add_to(calibrate)
         return parser
 
     def exit_code(self) -> int:
@@ -187,6 +205,10 @@ class Command:
                 return reading.merge(arguments)
             case "estimate":
                 return reading.estimate(arguments)
+            case "calibrate":
+                from convy.command.calibrating import Calibrating
+
+                return Calibrating(self._console, self._environ).exit_code(arguments)
         return EXIT_CONFIG
 
 

@@ -23,6 +23,11 @@ from __future__ import annotations
 
 from string import Template
 
+JUDGE_VERSION = "2026-12-judge-1"
+"""The version of the judge's prompt (JUDGE_SYSTEM, JUDGE_REQUEST, JUDGE_AGAIN and the parts they
+show): part of the judge's fingerprint, so a calibration made with another prompt is not reused.
+Change it whenever any of these texts changes."""
+
 FINISHED = "FINISHED"
 """The last line of the simulated user's reply (punctuation and case aside) that ends the dialogue."""
 

@@ -207,12 +207,14 @@ class Document(msgspec.Struct, frozen=True):
 
     def unparsed(self, error: yaml.MarkedYAMLError, text: str) -> ConfigurationError:
         """A YAML syntax error at the line of its problem, or of its context (an unclosed quote's
-        start) when the problem is only the end of the file; a tab where YAML met it, or in the
+        start) when the problem is only the end of the file, never past the file's last line; a tab
+        where YAML met it, or in the
         indentation of the problem's line, is said to be one."""
         problem = error.problem_mark.line + 1 if error.problem_mark is not None else 1
         started = error.context_mark.line + 1 if error.context_mark is not None else problem
         ended = error.problem_mark is None or error.problem_mark.index >= len(text)
-        line = started if ended else problem
+        last = max(1, len(text.splitlines()))
+        line = min(started if ended else problem, last)
         if YamlTab(text).met(error):
             return ConfigurationError(f"{self.file}:{problem}", TAB)
         context = f"{error.context} (line {started}), " if error.context else ""

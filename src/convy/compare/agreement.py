@@ -1,0 +1,118 @@
+"""How well a judge agrees with a person (DESIGN §15.1): over decisions on claims, the share they
+agree on, Cohen's κ with a 95% bootstrap interval over labelled attempts (seeded, so the same
+labels give the same interval), false passes and false fails; over whole attempts, the judge's
+sensitivity and specificity. Every figure is over pass/fail; None where it has nothing to count."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import msgspec
+
+from convy.data import Data
+
+RESAMPLES = 2000
+"""How many bootstrap resamples κ's interval is drawn from."""
+LEVEL = 0.95
+"""The interval's confidence level."""
+
+
+class Paired(msgspec.Struct, frozen=True):
+    """One decision twice: the person's pass and the judge's."""
+
+    person: bool
+    judge: bool
+
+
+class Agreed(Data, frozen=True, kw_only=True):
+    """The figures of a set of labelled decisions: how many attempts and decisions, the share
+    agreed, κ and its interval, false passes (the judge holds where the person says not, as a share
+    of the person's "not") and false fails (the reverse, as a share of the person's "holds")."""
+
+    labels: int
+    decisions: int
+    agreement: float | None = None
+    kappa: float | None = None
+    kappa_low: float | None = None
+    kappa_high: float | None = None
+    false_pass: float | None = None
+    false_fail: float | None = None
+
+
+class Agreement(msgspec.Struct, frozen=True):
+    """The decisions of labelled attempts (one tuple of Paired per attempt) and the bootstrap's
+    seed."""
+
+    attempts: tuple[tuple[Paired, ...], ...]
+    seed: int = 0
+
+    @property
+    def pairs(self) -> tuple[Paired, ...]:
+        return tuple(pair for attempt in self.attempts for pair in attempt)
+
+    def agreed(self) -> Agreed:
+        pairs = self.pairs
+        kappa = self.kappa(pairs)
+        low, high = self.interval(kappa)
+        nots = [pair for pair in pairs if not pair.person]
+        holds = [pair for pair in pairs if pair.person]
+        return Agreed(
+            labels=sum(1 for attempt in self.attempts if attempt),
+            decisions=len(pairs),
+            agreement=sum(pair.person == pair.judge for pair in pairs) / len(pairs) if pairs else None,
+            kappa=kappa,
+            kappa_low=low,
+            kappa_high=high,
+            false_pass=sum(pair.judge for pair in nots) / len(nots) if nots else None,
+            false_fail=sum(not pair.judge for pair in holds) / len(holds) if holds else None,
+        )
+
+    def kappa(self, pairs: Sequence[Paired]) -> float | None:
+        """Cohen's κ: (observed − chance agreement) / (1 − chance); 1 when both always said the same
+        one thing (chance is then 1, and they agreed on every decision); None without decisions."""
+        count = len(pairs)
+        if not count:
+            return None
+        observed = sum(pair.person == pair.judge for pair in pairs) / count
+        person = sum(pair.person for pair in pairs) / count
+        judge = sum(pair.judge for pair in pairs) / count
+        chance = person * judge + (1 - person) * (1 - judge)
+        if chance >= 1:
+            return 1.0
+        return (observed - chance) / (1 - chance)
+
+    def interval(self, kappa: float | None) -> tuple[float | None, float | None]:
+        """κ's 95% interval: the percentiles of κ over RESAMPLES resamples of the labelled attempts
+        (with replacement), widened where needed so it contains κ itself."""
+        attempts = [attempt for attempt in self.attempts if attempt]
+        if kappa is None or not attempts:
+            return None, None
+        draw = random.Random(self.seed)
+        values = sorted(
+            value
+            for value in (
+                self.kappa([pair for attempt in draw.choices(attempts, k=len(attempts)) for pair in attempt])
+                for _ in range(RESAMPLES)
+            )
+            if value is not None
+        )
+        tail = (1 - LEVEL) / 2
+        low = values[int(tail * (len(values) - 1))]
+        high = values[round((1 - tail) * (len(values) - 1))]
+        return min(low, kappa), max(high, kappa)
+
+
+class Separation(msgspec.Struct, frozen=True):
+    """Whole attempts, each Paired on whether it holds: the judge's sensitivity (it holds the attempt
+    where the person holds it) and specificity (it does not where the person does not)."""
+
+    attempts: tuple[Paired, ...]
+
+    def sensitivity(self) -> float | None:
+        held = [pair for pair in self.attempts if pair.person]
+        return sum(pair.judge for pair in held) / len(held) if held else None
+
+    def specificity(self) -> float | None:
+        missed = [pair for pair in self.attempts if not pair.person]
+        return sum(not pair.judge for pair in missed) / len(missed) if missed else None
