@@ -42,6 +42,10 @@ _HOMES = {
     "GateDecision": "convy.compare.gate",
     "Index": "convy.draw.report",
     "Judge": "convy.play.dialog",
+    "LabelDraw": "convy.conduct.labelling",
+    "LabelName": "convy.conduct.labelling",
+    "LabelSink": "convy.conduct.labelling",
+    "LabelledRun": "convy.conduct.labelling",
     "Links": "convy.draw.links",
     "MERGED": "convy.store.merged:WHERE",
     "Marker": "convy.draw.markdown",
@@ -99,6 +103,7 @@ _HOMES = {
     "TraceLink": "convy.draw.links",
     "TraceUrl": "convy.project.traceurl",
     "Unknown": "convy.compare.statistics",
+    "Unlabelled": "convy.conduct.labelling",
     "Untrusted": "convy.draw.untrusted",
     "Usage": "convy.play.agent",
 }
@@ -133,6 +138,10 @@ __all__ = [
     "GateDecision",
     "Index",
     "Judge",
+    "LabelDraw",
+    "LabelName",
+    "LabelSink",
+    "LabelledRun",
     "Links",
     "MERGED",
     "Marker",
@@ -190,6 +199,7 @@ __all__ = [
     "TraceLink",
     "TraceUrl",
     "Unknown",
+    "Unlabelled",
     "Untrusted",
     "Usage",
 ]
@@ -202,6 +212,7 @@ if TYPE_CHECKING:
     from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures
     from convy.conduct.calibration import Calibration
     from convy.conduct.estimate import Estimating
+    from convy.conduct.labelling import LabelDraw, LabelledRun, LabelName, LabelSink, Unlabelled
     from convy.conduct.prefetch import Ahead, Prefetch
     from convy.conduct.review import Review, Reviewed
     from convy.conduct.run import Run, RunId
