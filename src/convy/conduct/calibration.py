@@ -41,10 +41,12 @@ FOLDER = "calibration"
 
 class Calibration(msgspec.Struct, frozen=True):
     """A project's judge and the labels it is calibrated on (`labels`: the folder, default the
-    project's `labels/`)."""
+    project's `labels/`); `also`: further folders (a baseline run's) whose calibration.jsonl the
+    judge's decisions may be reused from, besides every one under the project's results."""
 
     project: Project
     labels: Path
+    also: tuple[Path, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -76,9 +78,10 @@ class Calibration(msgspec.Struct, frozen=True):
 
     def earlier(self, fingerprint: str) -> dict[tuple[str, str], CalibrationLine]:
         """The judge's decisions of earlier calibrations with this fingerprint, by transcript and
-        claims."""
+        claims: those of `convy calibrate` and of runs under the project's results, and of `also`."""
         known: dict[tuple[str, str], CalibrationLine] = {}
-        for path in sorted(self.folder.glob("*/calibration.jsonl")):
+        found = sorted(set(self.project.results.glob("*/*/calibration.jsonl")))
+        for path in [*found, *(folder / "calibration.jsonl" for folder in self.also)]:
             try:
                 text = path.read_bytes()
             except OSError:
@@ -172,11 +175,10 @@ class Figuring(msgspec.Struct, frozen=True):
     lines: tuple[CalibrationLine, ...]
     stale: tuple[Stale, ...]
 
-    @property
-    def seed(self) -> int:
-        """The bootstrap's seed: the labels and decisions themselves, so the same set gives the same
-        interval."""
-        digest = hashlib.sha256(msgspec.json.encode([(line.transcript, line.person) for line in self.lines]))
+    def seed(self, lines: tuple[CalibrationLine, ...]) -> int:
+        """The bootstrap's seed: the labels and decisions it is over, so the same set gives the same
+        interval (labels chosen at failing ones leave the overall interval as it was)."""
+        digest = hashlib.sha256(msgspec.json.encode([(line.transcript, line.person) for line in lines]))
         return int.from_bytes(digest.digest()[:8], "big")
 
     def judged(self, line: CalibrationLine) -> dict[str, ClaimResult]:
@@ -193,7 +195,9 @@ class Figuring(msgspec.Struct, frozen=True):
     def calibrated(self, name: str) -> Calibrated:
         decided = tuple(line for line in self.lines if not line.failure)
         random_lines = tuple(line for line in decided if line.chosen == "random")
-        overall = Agreement(tuple(self.pairs(line) for line in random_lines), self.seed).agreed()
+        overall = Agreement(
+            tuple(self.pairs(line) for line in random_lines), self.seed(random_lines)
+        ).agreed()
         whole = Separation(
             tuple(
                 Paired(person=all(line.person.values()), judge=all(p.judge for p in self.pairs(line)))
@@ -236,7 +240,7 @@ class Figuring(msgspec.Struct, frozen=True):
                     )
         figures: list[ClaimFigures] = []
         for (scenario, claim), attempts in order.items():
-            agreed = Agreement(tuple(attempts), self.seed).agreed()
+            agreed = Agreement(tuple(attempts), self.seed(decided)).agreed()
             pairs = [pair for attempt in attempts for pair in attempt]
             figures.append(
                 ClaimFigures(
