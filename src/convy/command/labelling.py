@@ -22,10 +22,6 @@ WIDE = 2000
 """The most characters of one line of the transcript shown."""
 
 
-class Quit(Exception):
-    """The person answered `q`: no more questions."""
-
-
 class Labelling:
     """A labelling asked for on the command line, with the command's `console`, `environ` and the
     person's `answers` (stdin)."""
@@ -35,6 +31,7 @@ class Labelling:
         self._environ = dict(environ)
         self._answers = answers if answers is not None else sys.stdin
         self._given = 0
+        self._quit = False
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         if not self._answers.isatty():
@@ -62,8 +59,8 @@ class Labelling:
             try:
                 for number, attempt in enumerate(asked, 1):
                     self.asked(draw, sink, attempt, f"{number}/{len(asked)}")
-            except Quit:
-                pass
+                    if self._quit:
+                        break
             except KeyboardInterrupt:
                 out.write(f"\nconvy: stopped; {Plural(self._given, 'answer').text()} kept in {target}\n")
                 return EXIT_INTERRUPTED
@@ -104,19 +101,18 @@ class Labelling:
             out.write(f"  judge: {judged}: {Untrusted(text=result.reason).console(500)} ({agreed})\n")
 
     def answer(self, claim: str, grades: tuple[str, ...]) -> bool | str | None:
-        """The person's answer on one claim: True/False, a grade's name, or None to skip the rest;
-        Quit on `q` or the end of input."""
+        """The person's answer on one claim: True/False, a grade's name, or None to skip the rest
+        (and to quit, on `q` or the end of input, which marks the labelling quit)."""
         out = self._console.out
         choices = " / ".join(f"{n} {grade}" for n, grade in enumerate(grades, 1)) if grades else "y / n"
         while True:
             out.write(f"  claim: {Untrusted(text=claim).console(500)}\n  [{choices} / s / q] > ")
             out.flush()
             line = self._answers.readline()
-            if not line:
-                raise Quit
             said = line.strip()
-            if said.lower() == "q":
-                raise Quit
+            if not line or said.lower() == "q":
+                self._quit = True
+                return None
             if said.lower() == "s":
                 return None
             if not grades and said.lower() in ("y", "n"):
