@@ -6,12 +6,14 @@ only what the file does not hold yet."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
 import signal
 import subprocess
 import sys
+import termios
 import time
 import zipfile
 from pathlib import Path
@@ -73,7 +75,8 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
 
 
 class Terminal:
-    """`convy label` with a pseudo-terminal for its stdin, stdout and stderr."""
+    """`convy label` with a pseudo-terminal for its stdin, stdout and stderr, and as its controlling
+    terminal (so Ctrl+C typed there interrupts it)."""
 
     def __init__(self, root: Path, *args: str) -> None:
         self.master, slave = pty.openpty()
@@ -85,6 +88,8 @@ class Terminal:
             stderr=slave,
             cwd=root,
             env={**environ, "COLUMNS": "200"},
+            start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
         )
         os.close(slave)
         self.screen = ""
@@ -234,3 +239,18 @@ def test_without_a_terminal_on_stdin_it_is_exit_2_saying_so(tmp_path: Path) -> N
     assert done.returncode == 2, done.stderr
     assert "not a terminal" in done.stderr
     assert not (root / "labels").exists()
+
+
+def test_ctrl_c_stops_with_130_and_keeps_every_answer(tmp_path: Path) -> None:
+    root, folder = project(tmp_path)
+    terminal = Terminal(root, str(folder))
+    terminal.answer("n")
+    terminal.answer("1")
+    terminal.answer("y")
+    terminal.until("] > ")
+    os.write(terminal.master, b"\x03")
+    terminal.until("kept in")
+    assert terminal.ended() == 130
+    written = labels(root / "labels" / f"{RUN}.yaml")
+    assert [item["decisions"] for item in written][0] == {REFUND: False, CLEAR: "clear"}
+    assert sum(len(item["decisions"]) for item in written) == 3  # type: ignore[arg-type]
