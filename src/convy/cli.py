@@ -178,7 +178,7 @@ class Command:
             "(holds), n (does not), a grade's name or number, s (skip the rest of this attempt), q "
             "(quit). The judge's decision and reason are shown only after the answer. Attempts are drawn "
             "at random, seeded by the run id; each answer is written to the labels file as it is given.",
-            WRITE_EXITS,
+            (0, 2, 130),
         )
         label.add_argument("run", metavar="RUN", help="a run folder or its artifact zip")
         label.add_argument(

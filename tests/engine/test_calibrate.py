@@ -283,3 +283,9 @@ def test_calibrate_demo_works_offline_with_the_demo_s_labels(tmp_path: Path) -> 
     figures = json.loads(files[0].read_text())
     assert figures["labels"] > 0 and figures["fingerprint"]["model"] == "scripted-judge"
     assert figures["kappa_low"] <= figures["kappa"] <= figures["kappa_high"]
+    assert figures["fingerprint"]["origin"] == "demo"
+    again = convy("calibrate", "--demo", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "(0 reused: no judge call)" in done.stdout
+    reused = re.search(r"on (\d+) labelled attempts \((\d+) reused", again.stdout)
+    assert reused is not None and reused.group(1) == reused.group(2), "the demo asked its judge again"

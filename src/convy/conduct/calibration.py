@@ -42,11 +42,14 @@ FOLDER = "calibration"
 class Calibration(msgspec.Struct, frozen=True):
     """A project's judge and the labels it is calibrated on (`labels`: the folder, default the
     project's `labels/`); `also`: further folders (a baseline run's) whose calibration.jsonl the
-    judge's decisions may be reused from, besides every one under the project's results."""
+    judge's decisions may be reused from, besides every one under the project's results; `origin`:
+    what the fingerprint names as the judge's origin ("": its URL's; the demo's judge is `demo`,
+    whatever port its server has)."""
 
     project: Project
     labels: Path
     also: tuple[Path, ...] = ()
+    origin: str = ""
 
     @property
     def folder(self) -> Path:
@@ -57,6 +60,8 @@ class Calibration(msgspec.Struct, frozen=True):
         """The judge as the settings make it: its model, its URL's origin, the prompt's version,
         one vote and no panel."""
         settings = self.project.settings
+        if self.origin:
+            return JudgeFingerprint(model=model, origin=self.origin, prompt=JUDGE_VERSION)
         if (self.project.root / "models.py").exists():
             return JudgeFingerprint(model=model, origin="models.py", prompt=JUDGE_VERSION)
         url = httpx.URL(settings.judge_url or settings.model_url)
