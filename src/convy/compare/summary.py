@@ -252,10 +252,10 @@ class Summed(msgspec.Struct, frozen=True):
             budget=spec.limits.budget,
             stages=spec.stages,
             decided=spec.baseline,
-            calibration=self.file.calibration,
+            calibration=self.file.judge,
             corrected=(
-                Correction.of(judged, self.file.calibration).corrected(min_labels)
-                if self.file.calibration.measured
+                Correction.of(judged, self.file.judge).corrected(min_labels)
+                if self.file.judge.measured
                 else NOT_CORRECTED
             ),
         )

@@ -42,7 +42,7 @@ class JudgeLine(msgspec.Struct, frozen=True):
             return ""
         low, high = corrected.low, corrected.high
         interval = (
-            f" ({self.percent(low)}–{self.percent(high)})" if low is not None and high is not None else ""
+            f" ({low * 100:.1f}–{self.percent(high)})" if low is not None and high is not None else ""
         )
         return (
             f"Pass rate corrected for the judge: {self.percent(corrected.value)}{interval}, from "

@@ -241,7 +241,8 @@ class RunJournal:
             )
             version = agent_version or (earlier.agent_version if earlier is not None else "")
             if not calibration.measured and earlier is not None:
-                calibration = earlier.calibration
+                calibration = earlier.judge
+            measured = calibration if calibration.measured else msgspec.UNSET
             kept = [spec]
 
             def running(now: RunSpec) -> None:
@@ -253,7 +254,7 @@ class RunJournal:
                         status="running",
                         started=started,
                         agent_version=version,
-                        calibration=calibration,
+                        calibration=measured,
                     )
                 )
 
@@ -273,7 +274,7 @@ class RunJournal:
                         ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
                         reason=Interruption(error).reason(),
                         agent_version=version,
-                        calibration=calibration,
+                        calibration=measured,
                     )
                 )
                 raise
@@ -286,6 +287,6 @@ class RunJournal:
                     ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
                     reason=appended.stopped,
                     agent_version=version,
-                    calibration=calibration,
+                    calibration=measured,
                 )
             )

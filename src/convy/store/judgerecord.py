@@ -1,6 +1,6 @@
 """What a run keeps of its judge's calibration (DESIGN §15.1): run.json's `calibration`, the
 figures of today's judge against the project's labels, measured before the run's first attempt
-(`{}` when the project has no labels), with the whole attempts behind the corrected pass rate and
+(absent when the project has no labels), with the whole attempts behind the corrected pass rate and
 the disagreements the report lists."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Disagreed(Data, frozen=True, kw_only=True):
     chosen: str = "random"
 
 
-class JudgeRecord(Data, frozen=True, kw_only=True, omit_defaults=True):
+class JudgeRecord(Data, frozen=True, kw_only=True):
     """run.json's `calibration`: the judge's fingerprint (its digest), the labelled attempts and
     decisions behind the figures (chosen at random), the stale decisions, agreement, Cohen's κ and
     its interval, false passes and fails, sensitivity and specificity over whole attempts; `whole`
