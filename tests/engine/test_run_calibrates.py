@@ -190,6 +190,7 @@ def test_judge_untrusted_is_inconclusive_under_min_judge_kappa_or_with_too_few_l
     with AgentServer() as agent, ModelServer(judge) as models:
         low = played(folder, agent, models, "--min-judge-kappa", "0.9", "--min-labels", "10")
         few = played(folder, agent, models, "--min-judge-kappa", "0.1")
+        earlier = set(runs(folder))
         off = played(folder, agent, models, "--min-labels", "100")
     assert low.returncode == 3, low.stdout + low.stderr
     assert (
@@ -200,7 +201,7 @@ def test_judge_untrusted_is_inconclusive_under_min_judge_kappa_or_with_too_few_l
     assert few.returncode == 3, few.stdout + few.stderr
     assert "rests on 12 labelled decisions, fewer than min-labels 20 (min-judge-kappa 0.10)" in few.stdout
     assert off.returncode == 0, "min-judge-kappa 0: the rule is off"
-    newest = runs(folder)[-1]
+    (newest,) = set(runs(folder)) - earlier
     comment = (newest / "comment.md").read_text()
     assert "Pass rate corrected for the judge" not in comment
     report = (newest / "report.html").read_text()
@@ -223,3 +224,28 @@ def test_the_pass_rate_corrected_for_the_judge_is_its_formula(tmp_path: Path) ->
     assert value == round(expected * 100, 1)
     assert low <= value <= high
     assert "from 20 labelled decisions" in comment
+
+
+def test_the_calibration_s_judge_calls_are_part_of_the_run_s_cost(tmp_path: Path) -> None:
+    folder = project(tmp_path, labels((10, 9), (10, 9)))
+    prices = json.dumps({"judge-a": {"input": 1.0, "output": 2.0}})
+    with AgentServer() as agent, ModelServer(judge) as models:
+        first = played(folder, agent, models, "--prices", prices)
+        asked = [r for r in models.requests if calibrating(r)]
+        answers = [judge(r) for r in asked]
+        (made,) = runs(folder)
+        second = played(folder, agent, models, "--prices", prices)
+        (again,) = set(runs(folder)) - {made}
+    assert first.returncode == 0 and second.returncode == 0, first.stdout + first.stderr
+    tokens = [
+        (sum(len(m["content"]) for m in r["messages"]), len(answer))
+        for r, answer in zip(asked, answers, strict=True)
+    ]
+    expected = sum(i * 1.0 + o * 2.0 for i, o in tokens) / 1_000_000
+    record = json.loads((made / "run.json").read_text())["calibration"]
+    assert abs(record["cost"] - expected) < 1e-9
+    assert json.loads((again / "run.json").read_text())["calibration"]["cost"] == 0.0, "every decision reused"
+    attempts = [json.loads(line)["cost"] for line in (made / "attempts.jsonl").read_text().splitlines()]
+    spent = expected + sum(part or 0.0 for cost in attempts for part in cost.values())
+    comment = (made / "comment.md").read_text()
+    assert f"${spent:.2g}" in comment or f"${spent:,.2f}" in comment, comment

@@ -187,6 +187,8 @@ class Summed(msgspec.Struct, frozen=True):
                 usage = outcome.judge_usage
                 if usage is not None and (usage.input is not None or usage.output is not None):
                     tokens.append((usage.input or 0) + (usage.output or 0))
+        if self.file.judge.measured:
+            summing.costs.spent(self.file.judge.cost)
         scenarios = tuple(
             msgspec.structs.replace(summary, rejudged=True) if summary.name in self.rejudged else summary
             for summary in (

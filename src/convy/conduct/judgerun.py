@@ -12,6 +12,8 @@ import msgspec
 
 from convy.conduct.calibrated import Calibrated, CalibrationLine
 from convy.conduct.calibration import Calibration
+from convy.play.agent import Usage
+from convy.play.price import UNPRICED, Priced, Pricing
 from convy.project.labels import Labels
 from convy.project.project import Project
 from convy.store.atomic import AtomicFile
@@ -68,17 +70,28 @@ class RunCalibration(Calibration, frozen=True):
                     known.setdefault((line.transcript, line.claims), line)
         return known
 
-    async def measured(self, client: httpx.AsyncClient, folder: Path) -> JudgeRecord:
+    async def measured(
+        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED
+    ) -> JudgeRecord:
         """Calibrate (when there are labels) with the run's `client`, write calibration.jsonl into
-        the run `folder`, and return run.json's `calibration`."""
+        the run `folder`, and return run.json's `calibration`, its judge calls priced at `pricing`
+        (the tokens their answers report; unknown for a project's own models.py)."""
         if not self.on:
             return NOT_MEASURED
-        done = await self.calibrated(client)
+        tokens = JudgeTokens()
+        hooks = client.event_hooks
+        client.event_hooks = {**hooks, "response": [*hooks.get("response", []), tokens.read]}
+        try:
+            done = await self.calibrated(client)
+        finally:
+            client.event_hooks = hooks
         folder.mkdir(parents=True, exist_ok=True)
         AtomicFile(folder / LINES).write_bytes(
             b"".join(msgspec.json.encode(line) + b"\n" for line in done.lines)
         )
-        return self.record(done)
+        own = (self.project.root / "models.py").exists() and any(not line.reused for line in done.lines)
+        cost = None if own else Priced(pricing.judge, tokens.usage).usd()
+        return msgspec.structs.replace(self.record(done), cost=cost)
 
     def record(self, done: Calibrated) -> JudgeRecord:
         """run.json's `calibration` of a calibration done."""
@@ -119,3 +132,36 @@ class RunCalibration(Calibration, frozen=True):
                 for each in done.disagreements
             ),
         )
+
+
+class JudgeTokens:
+    """The tokens the judge's answers report while a calibration runs (a response hook of the run's
+    client): None until one answered, a count unknown when an answer did not say it."""
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None
+
+    async def read(self, response: httpx.Response) -> None:
+        if not response.is_success:
+            return
+        await response.aread()
+        try:
+            said = msgspec.json.decode(response.content, type=Reported)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            said = Reported()
+        self.usage = Usage(input=said.usage.prompt_tokens, output=said.usage.completion_tokens).plus(
+            self.usage
+        )
+
+
+class Counts(msgspec.Struct, frozen=True):
+    """An OpenAI-compatible answer's `usage`, as much of it as a price needs."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Reported(msgspec.Struct, frozen=True):
+    """The part of a judge's answer that says what it spent."""
+
+    usage: Counts = Counts()

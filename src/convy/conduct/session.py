@@ -101,7 +101,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 halt.earlier(run.journal.outcomes())
             also = (baseline.folder,) if isinstance(baseline, StoredRun) else ()
             calibration = RunCalibration(self.project, self.labels, also)
-            measured = await calibration.measured(client, self.folder)
+            measured = await calibration.measured(client, self.folder, pricing)
             await run.playing(
                 self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing, measured
             )

@@ -51,6 +51,9 @@ class JudgeRecord(Data, frozen=True, kw_only=True):
     specificity: float | None = None
     whole: tuple[HeldTwice, ...] = ()
     disagreements: tuple[Disagreed, ...] = ()
+    cost: float | None = 0.0
+    """What its judge calls cost in USD (part of the run's cost): 0 when every decision was reused,
+    None when unknown."""
 
     @property
     def measured(self) -> bool:
