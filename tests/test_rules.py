@@ -17,6 +17,7 @@ ACCUMULATORS = {
     "Blame",
     "Spared",
     "Costs",
+    "JudgedAttempts",
 }
 """Structs that add up figures while attempts stream past: they change inside, never leave it."""
 

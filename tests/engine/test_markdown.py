@@ -244,7 +244,8 @@ def test_the_comment_is_laid_out_for_a_phone() -> None:
     assert_inert(text)
     lines = text.splitlines()
     assert lines[2] == "## ❌ convy: fail · support"
-    assert lines[4].startswith("**Decided by `max-drop`:** the pass rate dropped 45.0 points")
+    assert lines[4] == "Judge: not measured against labels (convy label)", "right under the verdict"
+    assert lines[6].startswith("**Decided by `max-drop`:** the pass rate dropped 45.0 points")
     assert text.count("convy: fail") == 1, "the verdict is said once"
     order = [
         text.index("### What failed (2)"),

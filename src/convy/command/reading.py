@@ -13,7 +13,7 @@ from convy import SETTING_NAMES, Flags, Plural, Sources, Untrusted
 from convy.command.console import Console
 
 EXIT_PASS = 0
-GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed")
+GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed", "min-judge-kappa", "min-labels")
 REVIEW = (*GATE, "trace-url", "junit")
 """The settings `convy compare` and `convy merge` take as flags."""
 PAGES = ("project", "results", "trace-url")

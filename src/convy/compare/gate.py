@@ -114,13 +114,16 @@ class Cause(msgspec.Struct, frozen=True):
 
 class Gate(msgspec.Struct, frozen=True, kw_only=True):
     """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict,
-    most attempts the agent failed."""
+    most attempts the agent failed, the judge's least κ against the labels (0: off) and the least
+    labelled decisions it is measured on."""
 
     min_pass_rate: float = 0.0
     max_drop: float = 0.05
     alpha: float = 0.05
     max_no_verdict: float = 0.2
     max_failed: float = 0.1
+    min_judge_kappa: float = 0.0
+    min_labels: int = 20
 
     def exact(self, value: float) -> Fraction:
         """A setting as the decimal it was written as (0.05 is exactly 1/20)."""
@@ -178,6 +181,9 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         )
         if unheard:
             return self.decided("inconclusive", "max-no-verdict", unheard, unjudged)
+        untrusted = self.untrusted(now)
+        if untrusted:
+            return self.decided("inconclusive", "judge-untrusted", untrusted)
         failed = Cause(now.failed).text()
         said = "the agent failed {share}"
         failing = self.beyond(now.failed_attempts, now.attempts, self.max_failed, "max-failed", said)
@@ -201,6 +207,25 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
                 failed or self.claims(now),
             )
         return self.against_baseline(comparison)
+
+    def untrusted(self, now: Summary) -> str:
+        """Why the judge is not trusted (`judge-untrusted`, with min-judge-kappa set): too few
+        labelled decisions chosen at random, or κ under the setting; "" when trusted."""
+        if self.min_judge_kappa <= 0:
+            return ""
+        judge = now.calibration
+        setting = f"min-judge-kappa {self.min_judge_kappa:.2f}"
+        if not judge.measured:
+            return f"the judge is not measured against labels (convy label), and {setting} is set"
+        kappa = "unknown" if judge.kappa is None else f"{judge.kappa:.2f}"
+        count = Plural(judge.decisions, "labelled decision").text()
+        if judge.decisions < self.min_labels:
+            return (
+                f"the judge's κ {kappa} rests on {count}, fewer than min-labels {self.min_labels} ({setting})"
+            )
+        if judge.kappa is None or judge.kappa < self.min_judge_kappa:
+            return f"the judge's κ {kappa} on {count} is under {setting}"
+        return ""
 
     def claims(self, now: Summary) -> str:
         """The agent's commonest way of not holding, when it is failed claims."""

@@ -61,5 +61,13 @@ class Costs(msgspec.Struct):
         self.known += bool(known)
         self.unknown += len(known) < len(parts)
 
+    def spent(self, usd: float | None) -> None:
+        """A cost of the run apart from its attempts (its judge's calibration), None unknown."""
+        if usd is None:
+            self.unknown += 1
+            return
+        self.usd.append(usd)
+        self.known += 1
+
     def money(self) -> Money:
         return Money(usd=round(math.fsum(self.usd), 12), known=self.known, unknown=self.unknown)

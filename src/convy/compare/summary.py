@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import msgspec
 
+from convy.compare.corrected import MIN_LABELS, NOT_CORRECTED, CorrectedRate, Correction, JudgedAttempts
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
 from convy.compare.staged import Stages
@@ -22,6 +23,7 @@ from convy.compare.summing import ScenarioCount, Summing
 from convy.data import Data
 from convy.play.budget import BUDGET
 from convy.play.outcome import Outcome
+from convy.store.judgerecord import NOT_MEASURED, JudgeRecord
 from convy.store.runfile import RunFile
 from convy.store.runs import StoredRun
 
@@ -96,6 +98,10 @@ class Summary(Data, frozen=True, kw_only=True):
     """Where the stages of a staged run end (1, repeat, max-repeat); empty: none (decision 28)."""
     decided: str = ""
     """The baseline run (its key) a staged run's stages were decided against."""
+    calibration: JudgeRecord = NOT_MEASURED
+    """The judge measured against the project's labels before the first attempt (run.json)."""
+    corrected: CorrectedRate = NOT_CORRECTED
+    """The pass rate corrected for the judge's errors (corrected.py): shown, never gated on."""
 
     def read(self, scenario: ScenarioSummary) -> Tally:
         """One of its scenarios as a comparison reads it as the baseline, and a staged run decides
@@ -165,18 +171,24 @@ class Summed(msgspec.Struct, frozen=True):
                     pass
         return Share(value=min(1.0, math.fsum(reliable) / len(reliable))) if reliable else Unknown()
 
-    def summary(self) -> Summary:
+    def summary(self, min_labels: int = MIN_LABELS) -> Summary:
+        """The run summed up; the pass rate corrected for the judge shown from `min_labels`
+        labelled decisions."""
         spec = self.file.spec
         summing = Summing(repeat=spec.repeat, ends=spec.stages)
+        judged = JudgedAttempts()
         judged_again = 0
         tokens: list[int] = []
         for outcome in self.outcomes:
             summing.add(outcome)
+            judged.add(outcome)
             if outcome.scenario in self.rejudged:
                 judged_again += 1
                 usage = outcome.judge_usage
                 if usage is not None and (usage.input is not None or usage.output is not None):
                     tokens.append((usage.input or 0) + (usage.output or 0))
+        if self.file.judge.measured:
+            summing.costs.spent(self.file.judge.cost)
         scenarios = tuple(
             msgspec.structs.replace(summary, rejudged=True) if summary.name in self.rejudged else summary
             for summary in (
@@ -242,4 +254,10 @@ class Summed(msgspec.Struct, frozen=True):
             budget=spec.limits.budget,
             stages=spec.stages,
             decided=spec.baseline,
+            calibration=self.file.judge,
+            corrected=(
+                Correction.of(judged, self.file.judge).corrected(min_labels)
+                if self.file.judge.measured
+                else NOT_CORRECTED
+            ),
         )

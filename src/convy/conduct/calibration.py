@@ -38,6 +38,10 @@ from convy.project.scenario import Claim
 FOLDER = "calibration"
 """Where calibrations go, under the project's results folder."""
 
+DEMO = (Path(__file__).resolve().parents[1] / "demo" / "project").resolve()
+"""The bundled demo's project: its judge's origin is `demo`, whatever port its server was given, so
+a second demo run reuses the first one's calibration."""
+
 
 class Calibration(msgspec.Struct, frozen=True):
     """A project's judge and the labels it is calibrated on (`labels`: the folder, default the
@@ -62,6 +66,8 @@ class Calibration(msgspec.Struct, frozen=True):
         settings = self.project.settings
         if self.origin:
             return JudgeFingerprint(model=model, origin=self.origin, prompt=JUDGE_VERSION)
+        if self.project.root.resolve() == DEMO:
+            return JudgeFingerprint(model=model, origin="demo", prompt=JUDGE_VERSION)
         if (self.project.root / "models.py").exists():
             return JudgeFingerprint(model=model, origin="models.py", prompt=JUDGE_VERSION)
         url = httpx.URL(settings.judge_url or settings.model_url)

@@ -114,6 +114,8 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
             alpha=settings.alpha,
             max_no_verdict=settings.max_no_verdict,
             max_failed=settings.max_failed,
+            min_judge_kappa=settings.min_judge_kappa,
+            min_labels=settings.min_labels,
         )
         trace = TraceUrl(settings.trace_url).checked()
         return cls(run=run, baseline=baseline, gate=gate, trace=trace, junit=settings.junit)
@@ -128,7 +130,8 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
                 again = self.run.journal.rejudged(stored.key)
                 baseline = Rejudgement(stored, again, self.run.file.spec)
                 before = baseline.summed().summary()
-        comparison = Compared(Summed.of(self.run).summary(), before, self.gate.alpha).comparison()
+        now = Summed.of(self.run).summary(self.gate.min_labels)
+        comparison = Compared(now, before, self.gate.alpha).comparison()
         return Reviewed(
             run=self.run,
             comparison=comparison,

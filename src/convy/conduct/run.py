@@ -33,6 +33,7 @@ from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
 from convy.store.attempts import Undelivered
 from convy.store.journal import Rejudged, RunJournal
+from convy.store.judgerecord import NOT_MEASURED, JudgeRecord
 from convy.store.runfile import Limits, Provenance, RunSpec, ScenarioEntry, Shard
 from convy.store.runs import StoredRun
 
@@ -235,6 +236,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         baseline: StoredRun | NoBaseline = NO_BASELINE,
         rejudge: bool = True,
         pricing: Pricing = UNPRICED,
+        calibration: JudgeRecord = NOT_MEASURED,
     ) -> tuple[Outcome, ...]:
         """Play the missing attempts, worked out once run.lock is held (so two resumes of one
         folder never play the same attempt): `watch(run, missing)` makes the journal that shows
@@ -244,7 +246,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         recorded in run.json. Then, unless stopped, with a baseline: its attempts of the scenarios
         whose claims, checks or judge changed judged again (`rejudge`), and with adaptive repeats
         the further attempts of the scenarios the rule finds unclear. Each attempt is priced at
-        `pricing` as it ends."""
+        `pricing` as it ends; run.json keeps `calibration`, the judge as measured on the labels."""
         limits = self.spec.limits
         patience = Patience(seconds=limits.patience)
         model_rate = Pace(limits.model_rpm)
@@ -266,7 +268,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             verdicts=once.verdicts(self.journal.outcomes()),
         )
         async with agent.kept():
-            with self.journal.play(self.spec, version) as appended:
+            with self.journal.play(self.spec, version, calibration) as appended:
                 staged = self.staged(baseline)
                 attempts = self.missing(1 if staged else 0)
                 journal = Both(appended, watch(self, len(attempts)))

@@ -10,6 +10,7 @@ import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.conduct.assembly import Assembly
+from convy.conduct.judgerun import RunCalibration
 from convy.conduct.pricing import RunPrices
 from convy.conduct.run import Clients, Run, RunId
 from convy.errors import ConfigurationError
@@ -40,6 +41,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     left_out: tuple[str, ...] = ()
     part: Slice = Slice()
     version: AgentVersion | None = None
+    labels: Path = Path()
+    """The project's labels folder as the `labels` setting names it (calibrated when it holds labels)."""
     clock: Clock = msgspec.field(default_factory=WallClock)
 
     def limits(self) -> Limits:
@@ -63,7 +66,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
         progress, once the folder is held and the missing attempts are known. With a baseline,
         its attempts of scenarios whose claims, checks or judge changed are judged again
-        (`rejudge`), and adaptive repeats (`max-repeat`) give unclear scenarios more attempts."""
+        (`rejudge`), and adaptive repeats (`max-repeat`) give unclear scenarios more attempts.
+        With labels, the judge is calibrated first (judgerun.py)."""
         settings = self.project.settings
         clients = Clients(
             settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
@@ -95,7 +99,12 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
             halt = Budget(settings.budget, FailFast() if settings.fail_fast else FailFast(0, mistakes=False))
             if self.recorded is not None:
                 halt.earlier(run.journal.outcomes())
-            await run.playing(self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing)
+            also = (baseline.folder,) if isinstance(baseline, StoredRun) else ()
+            calibration = RunCalibration(self.project, self.labels, also)
+            measured = await calibration.measured(client, self.folder, pricing)
+            await run.playing(
+                self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing, measured
+            )
             return run
 
 
@@ -121,6 +130,8 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
         declarations = self.project.declarations()
         assembly = Assembly(self.project)
         assembly.check_models(declarations)
+        calibration = RunCalibration.of(self.project)
+        calibration.checked()
         left_out = self.project.left_out(declarations)
         name = self.project.agent_name()
         agent = assembly.agent()
@@ -136,4 +147,5 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
             left_out=left_out,
             part=part,
             version=version,
+            labels=calibration.labels,
         )

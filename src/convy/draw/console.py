@@ -10,6 +10,7 @@ from convy.compare.comparison import Comparison
 from convy.compare.gate import GateDecision
 from convy.draw.blocks import Excerpt
 from convy.draw.figures import Figures
+from convy.draw.judgeline import JudgeLine
 from convy.draw.notes import RunNotes
 from convy.draw.untrusted import ELLIPSIS, Untrusted
 from convy.words import Plural, Sentence
@@ -43,6 +44,7 @@ class ConsoleText(msgspec.Struct, frozen=True):
         title, none = figures.troubles_heading(len(troubles.groups))
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
+            JudgeLine(comparison.now.calibration).text(),
             Sentence(f"Decided by {self.decision.rule}: {figures.explanation()}").text(),
             *(Sentence(f"Note: {note}").text() for note in notes.notes()),
         ]
@@ -52,7 +54,12 @@ class ConsoleText(msgspec.Struct, frozen=True):
         once = notes.once()
         parts += [
             f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}"
-            + (f"\n{once[0].upper()}{once[1:]}." if once else ""),
+            + (f"\n{once[0].upper()}{once[1:]}." if once else "")
+            + "".join(
+                f"\n{line}"
+                for line in [JudgeLine(comparison.now.calibration, comparison.now.corrected).rate()]
+                if line
+            ),
         ]
         lower = self.decision.within_noise(comparison)
         if lower:

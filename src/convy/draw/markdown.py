@@ -26,6 +26,7 @@ from convy.data import Data
 from convy.draw.blocks import Limit, Listed, MarkdownCells
 from convy.draw.figures import Figures
 from convy.draw.glance import Causes, Keyed
+from convy.draw.judgeline import JudgeLine
 from convy.draw.links import Links
 from convy.draw.notes import RunNotes
 from convy.words import Plural, Sentence
@@ -93,6 +94,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         parts = [
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
+            JudgeLine(comparison.now.calibration).text(),
             Sentence(f"**Decided by `{self.decision.rule}`:** {figures.explanation()}").text(),
             *(
                 Sentence(f"⚠️ {note[0].upper()}{note[1:]}").text()
@@ -105,6 +107,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             parts += ["### Why attempts did not hold", Causes(figures).text()]
         parts += [
             f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
+            *filter(None, [JudgeLine(comparison.now.calibration, comparison.now.corrected).rate()]),
             Keyed(figures).text(),
         ]
         if lower.items:

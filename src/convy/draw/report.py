@@ -21,6 +21,7 @@ from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
 from convy.draw.drawn import PageTemplate
+from convy.draw.judgegrid import JudgeGrid
 from convy.draw.links import TraceLink
 from convy.draw.page import (
     BarRow,
@@ -83,17 +84,17 @@ class Report(msgspec.Struct, frozen=True):
 
     def html(self) -> str:
         s = self.summary
-        run = ShownRun(summary=s)
+        run, judge = ShownRun(summary=s), JudgeGrid(s)
         return PageTemplate(("base", "window")).html(
             View(
                 kind="report",
                 title=f"{s.agent} · run {s.run}",
-                facts=run.facts(),
+                facts=(*run.facts(), *judge.facts()),
                 notices=run.notices(),
                 headline=GateShown(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
-                grids=(self.grid(), run.parties()),
+                grids=(self.grid(), run.parties(), *judge.grids()),
                 windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )

@@ -135,7 +135,11 @@ class Untrusted(Data, frozen=True, kw_only=True):
         for word in self._cut(" ".join(self._clean().split()), limit).split(" "):
             if LINKED.search(word):
                 before = word[: len(word) - len(word.lstrip("("))]
-                linked = word[len(before) :].rstrip(TRAILING)
+                linked = word[len(before) :]
+                while (
+                    linked and linked[-1] in TRAILING and (linked[-1] != ")" or Unbalanced(linked).closes())
+                ):
+                    linked = linked[:-1]
                 if not LINKED.search(linked):
                     before, linked = "", word
                 after = word[len(before) + len(linked) :].translate(PLAIN)
@@ -146,3 +150,12 @@ class Untrusted(Data, frozen=True, kw_only=True):
             else:
                 words.append(REFERENCE.sub("#" + JOINER, word).translate(PLAIN))
         return OPENING.sub(r"\1\\\2", " ".join(words))
+
+
+class Unbalanced(Data, frozen=True):
+    """A link word whose last `)` closes no `(` of its own: the sentence's, not the link's."""
+
+    word: str
+
+    def closes(self) -> bool:
+        return self.word.count(")") > self.word.count("(")

@@ -56,6 +56,18 @@ DESCRIPTIONS: dict[str, str] = {
     "alpha": "a drop counts only when significant at this level (between 0 and 1)",
     "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
     "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
+    "min-judge-kappa": (
+        "the run is inconclusive when the judge's Cohen's kappa against the labels is under this, or "
+        "fewer than min-labels decisions are labelled; 0 turns it off"
+    ),
+    "min-labels": (
+        "labelled decisions (chosen at random) needed to trust the judge (min-judge-kappa) and to "
+        "show the pass rate corrected for the judge"
+    ),
+    "labels": (
+        "the folder of label files (labels/*.yaml) every run calibrates the judge on, relative to "
+        "the project; used when it exists, `none` turns it off"
+    ),
     "fail-fast": "stop starting attempts when the first 5 to end all failed or got no verdict for one cause",
     "budget": (
         "most USD the run may spend on its models: no attempt starts once the cost so far plus an "
@@ -125,6 +137,9 @@ ENGINE: tuple[str, ...] = (
     "alpha",
     "max-no-verdict",
     "max-failed",
+    "min-judge-kappa",
+    "min-labels",
+    "labels",
     "fail-fast",
     "budget",
     "prices",

@@ -66,6 +66,11 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
     max_no_verdict: Annotated[float, Meta(ge=0, le=1)] = 0.2
     max_failed: Annotated[float, Meta(ge=0, le=1)] = 0.1
+    min_judge_kappa: Annotated[float, Meta(ge=0, le=1)] = 0.0
+    """0: the judge-untrusted rule is off."""
+    min_labels: Annotated[int, Meta(ge=1)] = 20
+    labels: str = "labels"
+    """`none`: no calibration; a folder that does not exist: none either."""
     fail_fast: bool = True
     budget: Annotated[float, Meta(ge=0)] = 0.0
     prices: str = ""

@@ -21,6 +21,7 @@ from convy.errors import ConvyError
 from convy.play.outcome import STAMP, Outcome
 from convy.store.atomic import AtomicFile
 from convy.store.attempts import AttemptLines, Damage
+from convy.store.judgerecord import NOT_MEASURED, JudgeRecord
 from convy.store.lock import RunLock
 from convy.store.runfile import (
     FORMAT,
@@ -224,10 +225,13 @@ class RunJournal:
                 stream.truncate(data.rfind(b"\n") + 1)
 
     @contextlib.contextmanager
-    def play(self, spec: RunSpec, agent_version: str = "") -> Iterator[Appended]:
+    def play(
+        self, spec: RunSpec, agent_version: str = "", calibration: JudgeRecord = NOT_MEASURED
+    ) -> Iterator[Appended]:
         """Hold the folder while it plays: run.json `running`, then `finished` (`stopped` with its
         cause when the Appended was stopped); `interrupted` on Ctrl+C, SIGTERM or any error, which is
-        re-raised. An existing run keeps its start, and its agent version unless a new one is given."""
+        re-raised. An existing run keeps its start, and its agent version unless a new one is given;
+        run.json keeps `calibration`, the judge measured before the first attempt."""
         with RunLock(self.folder).held():
             earlier = self.header() if self.run_file.exists() else None
             started = (
@@ -236,12 +240,22 @@ class RunJournal:
                 else datetime.datetime.now(datetime.UTC).strftime(STAMP)
             )
             version = agent_version or (earlier.agent_version if earlier is not None else "")
+            if not calibration.measured and earlier is not None:
+                calibration = earlier.judge
+            measured = calibration if calibration.measured else msgspec.UNSET
             kept = [spec]
 
             def running(now: RunSpec) -> None:
                 kept[0] = now
                 self._write(
-                    RunFile(format=FORMAT, spec=now, status="running", started=started, agent_version=version)
+                    RunFile(
+                        format=FORMAT,
+                        spec=now,
+                        status="running",
+                        started=started,
+                        agent_version=version,
+                        calibration=measured,
+                    )
                 )
 
             running(spec)
@@ -260,6 +274,7 @@ class RunJournal:
                         ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
                         reason=Interruption(error).reason(),
                         agent_version=version,
+                        calibration=measured,
                     )
                 )
                 raise
@@ -272,6 +287,6 @@ class RunJournal:
                     ended=datetime.datetime.now(datetime.UTC).strftime(STAMP),
                     reason=appended.stopped,
                     agent_version=version,
+                    calibration=measured,
                 )
             )
-

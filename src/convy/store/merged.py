@@ -179,6 +179,8 @@ class Shards(msgspec.Struct, frozen=True):
             if unfinished is None
             else f"{self.name(unfinished)} is {unfinished.file.status}"
             + (f" ({unfinished.file.reason})" if unfinished.file.reason else ""),
+            # every shard calibrated the same judge on the same labels: the first one's stands
+            calibration=first.calibration,
         )
         outcomes = sorted(kept.values(), key=lambda pair: (position[pair[0].scenario], pair[0].index))
         journal = RunJournal(folder)

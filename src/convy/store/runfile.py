@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from convy.data import Data
+from convy.store.judgerecord import NOT_MEASURED, JudgeRecord
 
 FORMAT = 2
 """The run folder format this code writes; a newer one is refused, an older one converted.
@@ -167,6 +168,14 @@ class RunFile(Data, frozen=True, kw_only=True):
     """Why the run is interrupted (the exception's name) or stopped (fail-fast's cause)."""
     agent_version: str = ""
     """The agent's build as agent-version-url reported it before playing (empty: not asked)."""
+    calibration: JudgeRecord | msgspec.UnsetType = msgspec.UNSET
+    """The judge measured against the project's labels before the first attempt (absent: no
+    labels; read it as `judge`)."""
+
+    @property
+    def judge(self) -> JudgeRecord:
+        """The run's calibration, NOT_MEASURED when it has none."""
+        return NOT_MEASURED if isinstance(self.calibration, msgspec.UnsetType) else self.calibration
 
 
 class Header(msgspec.Struct, frozen=True):

@@ -1,0 +1,167 @@
+"""Every run calibrates (DESIGN §15.1): with labels (setting `labels`, `none` off), today's judge
+decides them before the first attempt, reusing decisions of every calibration.jsonl of the project
+(results/calibration/<id>/, earlier run folders) and of the baseline's folder; the run folder gets
+calibration.jsonl and run.json `calibration`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import msgspec
+
+from convy.conduct.calibrated import Calibrated, CalibrationLine
+from convy.conduct.calibration import Calibration
+from convy.play.agent import Usage
+from convy.play.price import UNPRICED, Priced, Pricing
+from convy.project.labels import Labels
+from convy.project.project import Project
+from convy.store.atomic import AtomicFile
+from convy.store.judgerecord import NOT_MEASURED, Disagreed, HeldTwice, JudgeRecord
+
+OFF = "none"
+"""The `labels` setting that turns calibration off."""
+LINES = "calibration.jsonl"
+"""The judge's decisions on the labelled attempts, one line each, in a run folder."""
+
+
+class RunCalibration(Calibration, frozen=True):
+    """A run's calibration: the project's labels (`labels`), and the folders whose calibration.jsonl
+    may lend a decision besides results/ (`also`: the baseline run's)."""
+
+    also: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, project: Project, also: tuple[Path, ...] = ()) -> RunCalibration:
+        """The calibration the `labels` setting asks for (relative to the project)."""
+        setting = project.settings.labels
+        return cls(project, project.root / setting, also)
+
+    @property
+    def on(self) -> bool:
+        """Whether there are labels to calibrate on: the setting is not `none` and the folder holds
+        label files."""
+        if self.project.settings.labels == OFF or not self.labels.is_dir():
+            return False
+        return bool(Labels(self.labels, self.project.root).files())
+
+    def checked(self) -> None:
+        """Read the labels, so a malformed file is exit 2 (file:line) before any request."""
+        if self.on:
+            self.labelled()
+
+    def earlier(self, fingerprint: str) -> dict[tuple[str, str], CalibrationLine]:
+        """The judge's decisions with this fingerprint of every calibration.jsonl of the project
+        (calibrations and run folders under results/) and of the folders in `also`."""
+        known = super().earlier(fingerprint)
+        results = self.project.results
+        paths = [*sorted(results.glob(f"*/*/{LINES}")), *(folder / LINES for folder in self.also)]
+        for path in paths:
+            try:
+                text = path.read_bytes()
+            except OSError:
+                continue
+            for raw in text.splitlines():
+                try:
+                    line = msgspec.json.decode(raw, type=CalibrationLine)
+                except msgspec.DecodeError:
+                    continue
+                if line.fingerprint == fingerprint and not line.failure:
+                    known.setdefault((line.transcript, line.claims), line)
+        return known
+
+    async def measured(
+        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED
+    ) -> JudgeRecord:
+        """Calibrate (when there are labels) with the run's `client`, write calibration.jsonl into
+        the run `folder`, and return run.json's `calibration`, its judge calls priced at `pricing`
+        (the tokens their answers report; unknown for a project's own models.py)."""
+        if not self.on:
+            return NOT_MEASURED
+        tokens = JudgeTokens()
+        hooks = client.event_hooks
+        client.event_hooks = {**hooks, "response": [*hooks.get("response", []), tokens.read]}
+        try:
+            done = await self.calibrated(client)
+        finally:
+            client.event_hooks = hooks
+        folder.mkdir(parents=True, exist_ok=True)
+        AtomicFile(folder / LINES).write_bytes(
+            b"".join(msgspec.json.encode(line) + b"\n" for line in done.lines)
+        )
+        own = (self.project.root / "models.py").exists() and any(not line.reused for line in done.lines)
+        cost = None if own else Priced(pricing.judge, tokens.usage).usd()
+        return msgspec.structs.replace(self.record(done), cost=cost)
+
+    def record(self, done: Calibrated) -> JudgeRecord:
+        """run.json's `calibration` of a calibration done."""
+        file = done.file
+        whole = tuple(
+            HeldTwice(
+                person=all(line.person.values()),
+                judge=all(result.passed for result in line.decisions if result.claim in line.person),
+                claims=len(line.person),
+            )
+            for line in done.lines
+            if not line.failure and line.chosen == "random" and len(line.person) == len(line.decisions)
+        )
+        return JudgeRecord(
+            fingerprint=file.fingerprint.digest,
+            labels=file.labels,
+            decisions=file.decisions,
+            stale=file.stale,
+            agreement=file.agreement,
+            kappa=file.kappa,
+            kappa_low=file.kappa_low,
+            kappa_high=file.kappa_high,
+            false_pass=file.false_pass,
+            false_fail=file.false_fail,
+            sensitivity=file.sensitivity,
+            specificity=file.specificity,
+            whole=whole,
+            disagreements=tuple(
+                Disagreed(
+                    where=each.where,
+                    scenario=each.scenario,
+                    claim=each.claim,
+                    person=each.person,
+                    judge=each.judge,
+                    reason=each.reason,
+                    chosen=each.chosen,
+                )
+                for each in done.disagreements
+            ),
+        )
+
+
+class JudgeTokens:
+    """The tokens the judge's answers report while a calibration runs (a response hook of the run's
+    client): None until one answered, a count unknown when an answer did not say it."""
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None
+
+    async def read(self, response: httpx.Response) -> None:
+        if not response.is_success:
+            return
+        await response.aread()
+        try:
+            said = msgspec.json.decode(response.content, type=Reported)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            said = Reported()
+        self.usage = Usage(input=said.usage.prompt_tokens, output=said.usage.completion_tokens).plus(
+            self.usage
+        )
+
+
+class Counts(msgspec.Struct, frozen=True):
+    """An OpenAI-compatible answer's `usage`, as much of it as a price needs."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Reported(msgspec.Struct, frozen=True):
+    """The part of a judge's answer that says what it spent."""
+
+    usage: Counts = Counts()
