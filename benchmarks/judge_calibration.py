@@ -99,7 +99,7 @@ class Figure:
         self.value = value
 
     def text(self, digits: int) -> str:
-        return "—" if self.value is None else f"{self.value:.{digits}f}"
+        return "—" if self.value is None else f"{self.value + 0.0:.{digits}f}".replace("-0.00", "0.00")
 
     def share(self) -> str:
         return "—" if self.value is None else f"{self.value:.0%}"
