@@ -63,10 +63,12 @@ main()
 
 
 class SmallModelServer:
-    """llama-cpp-python's server of the bundled SmolLM2 weights, on a free loopback port."""
+    """llama-cpp-python's server of the bundled SmolLM2 weights, on a free loopback port (with a fixed
+    sampling seed when `seed` is 0 or more)."""
 
-    def __init__(self, python: str, model: str, context: int) -> None:
+    def __init__(self, python: str, model: str, context: int, seed: int = -1) -> None:
         self.python = python
+        self.seed = seed
         self.model = model or self.bundled()
         self.context = context
         with socket.socket() as probe:
@@ -94,6 +96,8 @@ class SmallModelServer:
     def __enter__(self) -> SmallModelServer:
         arguments = [self.python, "-c", LAUNCHER, "--model", self.model, "--model_alias", "smollm2"]
         arguments += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.context)]
+        if self.seed >= 0:
+            arguments += ["--seed", str(self.seed)]
         self.process = subprocess.Popen(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(600):
             try:
