@@ -51,7 +51,7 @@ class Calibrating:
             sources = Sources(flags, environ, Path.cwd())
             project = convy.Project(sources.settings(), sources, environ)
             labels = Path(arguments.labels).resolve() if arguments.labels else project.root / "labels"
-            calibration = convy.Calibration(project, labels, origin="demo" if arguments.demo else "")
+            calibration = convy.Calibration(project, labels)
             done = calibration.done()
             self.show(done)
             folder = done.written(calibration.folder)

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import msgspec
 
-from convy.conduct.calibrated import Calibrated, CalibrationLine
+from convy.conduct.calibrated import Calibrated
 from convy.conduct.calibration import Calibration
 from convy.play.agent import Usage
 from convy.play.price import UNPRICED, Priced, Pricing
@@ -27,9 +27,7 @@ LINES = "calibration.jsonl"
 
 class RunCalibration(Calibration, frozen=True):
     """A run's calibration: the project's labels (`labels`), and the folders whose calibration.jsonl
-    may lend a decision besides results/ (`also`: the baseline run's)."""
-
-    also: tuple[Path, ...] = ()
+    may lend a decision besides results/ (`also`: the baseline run's, as Calibration reads them)."""
 
     @classmethod
     def of(cls, project: Project, also: tuple[Path, ...] = ()) -> RunCalibration:
@@ -49,26 +47,6 @@ class RunCalibration(Calibration, frozen=True):
         """Read the labels, so a malformed file is exit 2 (file:line) before any request."""
         if self.on:
             self.labelled()
-
-    def earlier(self, fingerprint: str) -> dict[tuple[str, str], CalibrationLine]:
-        """The judge's decisions with this fingerprint of every calibration.jsonl of the project
-        (calibrations and run folders under results/) and of the folders in `also`."""
-        known = super().earlier(fingerprint)
-        results = self.project.results
-        paths = [*sorted(results.glob(f"*/*/{LINES}")), *(folder / LINES for folder in self.also)]
-        for path in paths:
-            try:
-                text = path.read_bytes()
-            except OSError:
-                continue
-            for raw in text.splitlines():
-                try:
-                    line = msgspec.json.decode(raw, type=CalibrationLine)
-                except msgspec.DecodeError:
-                    continue
-                if line.fingerprint == fingerprint and not line.failure:
-                    known.setdefault((line.transcript, line.claims), line)
-        return known
 
     async def measured(
         self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED
