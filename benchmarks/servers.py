@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-CLAIMS = re.compile(rb"Claims \((\d+)\):\n(.*?)\n\nTranscript:", re.S)
+CLAIMS = re.compile(rb"Claims \((\d+)\):\n(.*?)\n\nTranscript", re.S)
 GRADES = re.compile(r'"([^"]*)" = (true|false)')
 WORDS = (
     "I ordered the blue headphones three weeks ago and they still have not arrived, the tracking page "

@@ -26,6 +26,9 @@ JUDGE = (
     "judge-key",
     "system-role",
     "judge-max-tokens",
+    "judge-votes",
+    "vote-temperature",
+    "judge-panel",
     "model-timeout",
     "concurrency",
 )

@@ -47,7 +47,8 @@ class Party(Data, frozen=True, kw_only=True):
 
 
 class FailingClaim(Data, frozen=True, kw_only=True):
-    """A claim that did not pass in some attempts, with the judge's first reason; or (`check`) one of
+    """A claim that did not pass in some attempts, with the judge's first reason (and how its votes
+    split there); or (`check`) one of
     the scenario's deterministic checks, with its first reason."""
 
     claim: str
@@ -56,6 +57,9 @@ class FailingClaim(Data, frozen=True, kw_only=True):
     reason: str
     line: int = 0
     check: bool = False
+    split: str = ""
+    """How the judge's votes went on the attempt the reason is from ("2 of 3 votes"); "" when one
+    call decided it."""
 
 
 UNHELD = 3

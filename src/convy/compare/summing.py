@@ -84,6 +84,7 @@ class ClaimCount(msgspec.Struct):
     judged: int = 0
     failed: int = 0
     reason: str = ""
+    split: str = ""
     check: bool = False
 
 
@@ -131,7 +132,8 @@ class ScenarioCount(msgspec.Struct):
                     count.check = result.checked
                     if not result.passed:
                         count.failed += 1
-                        count.reason = count.reason or result.reason
+                        if not count.reason:
+                            count.reason, count.split = result.reason, result.split
             case Failed():
                 self.judged += 1
                 self.failed += 1
@@ -157,6 +159,7 @@ class ScenarioCount(msgspec.Struct):
                 failed=c.failed,
                 judged=c.judged,
                 reason=c.reason,
+                split=c.split,
                 line=lines[index] if index < len(lines) else entry.line,
                 check=c.check,
             )

@@ -203,8 +203,10 @@ class Assembly(msgspec.Struct, frozen=True):
 
     def check_judge_key(self) -> None:
         """ConfigurationError before any request when judge-url points at another host than
-        model-url and judge-key is empty: model-key is never sent to another provider's host."""
+        model-url and judge-key is empty: model-key is never sent to another provider's host; and
+        when a panel member's key variable is not set (each member's key is its own)."""
         settings = self.settings
+        settings.panel().keys()
         if not settings.judge_url or settings.judge_key or not settings.model_key:
             return
         try:
@@ -228,7 +230,12 @@ class Assembly(msgspec.Struct, frozen=True):
         first user message."""
         made = self.declared_models(client, declarations)
         if self.settings.system_role == "inline":
-            return Models(user=Inline(made.user), judge=Inline(made.judge))
+            return Models(
+                user=Inline(made.user),
+                judge=Inline(made.judge),
+                panel=tuple(Inline(member) for member in made.panel),
+                later=tuple(Inline(model) for model in made.later),
+            )
         return made
 
     def declared_models(
@@ -267,4 +274,18 @@ class Assembly(msgspec.Struct, frozen=True):
             max_tokens=settings.judge_max_tokens,
             temperature=0.0,
         )
-        return Models(user=user, judge=judge)
+        panel = settings.panel()
+        members = tuple(
+            OpenAiModel(
+                url=member.url.rstrip("/"),
+                key=key,
+                name=member.model,
+                client=client,
+                max_tokens=settings.judge_max_tokens,
+                temperature=0.0,
+            )
+            for member, key in zip(panel.members, panel.keys(), strict=True)
+        )
+        warm = settings.vote_temperature
+        later = tuple(msgspec.structs.replace(model, temperature=warm) for model in (judge, *members))
+        return Models(user=user, judge=judge, panel=members, later=later)

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from convy.data import Data
-from convy.play.outcome import ClaimResult
+from convy.play.outcome import ClaimResult, Vote
 from convy.project.labels import Stale
 from convy.store.atomic import AtomicFile
 
@@ -25,19 +25,13 @@ class JudgeFingerprint(Data, frozen=True, kw_only=True):
     prompt: str
     votes: str = "1"
     panel: tuple[str, ...] = ()
+    temperature: float = 0.0
+    """The temperature of later votes when the judge votes (`vote-temperature`); 0 when it does not."""
 
     @property
     def digest(self) -> str:
         """A short hash of the whole fingerprint: equal judges, equal digests."""
         return hashlib.sha256(msgspec.json.encode(self)).hexdigest()[:16]
-
-
-class Vote(Data, frozen=True, kw_only=True):
-    """One judge call's decision on a claim, with the judge that made it (its model's name)."""
-
-    judge: str
-    passed: bool = msgspec.field(name="pass")
-    grade: str | None = None
 
 
 class CalibrationLine(Data, frozen=True, kw_only=True):

@@ -21,16 +21,16 @@ from convy.conduct.calibrated import (
     ClaimFigures,
     Disagreement,
     JudgeFingerprint,
-    Vote,
 )
 from convy.conduct.run import RunId
 from convy.errors import ConfigurationError
 from convy.play.busy import Busy, GaveUp
-from convy.play.dialog import ChatJudge
-from convy.play.model import ModelFailure
-from convy.play.outcome import ClaimResult, Turn
+from convy.play.model import ModelFailure, Models
+from convy.play.outcome import ClaimResult, Turn, Vote
 from convy.play.prompts import JUDGE_VERSION
 from convy.play.reuse import Dialogue
+from convy.play.votes import Jury
+from convy.project.jury import ONE
 from convy.project.labels import Labelled, Labels, Stale
 from convy.project.project import Project
 from convy.project.scenario import Claim
@@ -60,19 +60,31 @@ class Calibration(msgspec.Struct, frozen=True):
         """results/calibration: every calibration of the project."""
         return self.project.results / FOLDER
 
-    def fingerprint(self, model: str) -> JudgeFingerprint:
+    def fingerprint(self, models: Models) -> JudgeFingerprint:
         """The judge as the settings make it: its model, its URL's origin, the prompt's version,
-        one vote and no panel."""
+        its votes (with the temperature of later ones when it votes) and its panel (`model@origin`
+        each; by name for a models.py's)."""
         settings = self.project.settings
+        votes = settings.votes()
+        panel = settings.panel().named if settings.judge_panel else tuple(m.name for m in models.panel)
+        voting = votes != ONE or bool(panel)
+        judge = JudgeFingerprint(
+            model=models.judge.name,
+            origin="",
+            prompt=JUDGE_VERSION,
+            votes=votes.text,
+            panel=panel,
+            temperature=settings.vote_temperature if voting else 0.0,
+        )
         if self.origin:
-            return JudgeFingerprint(model=model, origin=self.origin, prompt=JUDGE_VERSION)
+            return msgspec.structs.replace(judge, origin=self.origin)
         if self.project.root.resolve() == DEMO:
-            return JudgeFingerprint(model=model, origin="demo", prompt=JUDGE_VERSION)
+            return msgspec.structs.replace(judge, origin="demo")
         if (self.project.root / "models.py").exists():
-            return JudgeFingerprint(model=model, origin="models.py", prompt=JUDGE_VERSION)
+            return msgspec.structs.replace(judge, origin="models.py")
         url = httpx.URL(settings.judge_url or settings.model_url)
         port = f":{url.port}" if url.port else ""
-        return JudgeFingerprint(model=model, origin=f"{url.scheme}://{url.host}{port}", prompt=JUDGE_VERSION)
+        return msgspec.structs.replace(judge, origin=f"{url.scheme}://{url.host}{port}")
 
     def labelled(self) -> tuple[tuple[Labelled, ...], tuple[Stale, ...]]:
         """The labelled attempts used and the stale decisions; ConfigurationError (exit 2) for a
@@ -126,11 +138,11 @@ class Calibration(msgspec.Struct, frozen=True):
             assembly.check_judge_key()
             if not (settings.judge_model or settings.user_model):
                 raise ConfigurationError("judge-model", "is not set: name the judge's model")
-        model = assembly.models(client, ()).judge
-        fingerprint = self.fingerprint(model.name)
+        models = assembly.models(client, ())
+        fingerprint = self.fingerprint(models)
         known = self.earlier(fingerprint.digest)
         places = asyncio.Semaphore(settings.concurrency)
-        judge = ChatJudge(model)
+        judge = Jury(models, settings.votes()).judge(lambda model: model)
 
         async def decided(labelled: Labelled) -> CalibrationLine:
             turns = tuple(
@@ -159,7 +171,8 @@ class Calibration(msgspec.Struct, frozen=True):
                     return msgspec.structs.replace(line, failure=str(error) or type(error).__name__)
             results = answer.verdict.claims
             votes = {
-                result.claim: (Vote(judge=model.name, passed=result.passed, grade=result.grade),)
+                result.claim: result.cast
+                or (Vote(judge=models.judge.name, passed=result.passed, grade=result.grade),)
                 for result in results
             }
             return msgspec.structs.replace(line, decisions=results, votes=votes)

@@ -28,13 +28,12 @@ class Once(msgspec.Struct, frozen=True, kw_only=True):
 
     def verdicts(self, earlier: Iterable[Outcome]) -> Verdicts:
         """The run's lookup of reusable verdicts: the baseline's attempts of scenarios whose claims
-        and checks (criteria) and judge model (named, the same) are unchanged, then `earlier`, the
-        attempts the run folder holds already (a resumed run)."""
+        and checks (criteria) and judge (its model by name, its votes and panel) are unchanged, then
+        `earlier`, the attempts the run folder holds already (a resumed run)."""
         verdicts = Verdicts(self.run)
         match self.baseline:
             case StoredRun() as before:
-                judge = self.spec.judge_model
-                if judge and before.file.spec.judge_model == judge:
+                if self.spec.judge_model and before.file.spec.judged_by == self.spec.judged_by:
                     criteria = {scenario.name: scenario.criteria() for scenario in self.scenarios}
                     kept = {
                         entry.name

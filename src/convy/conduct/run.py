@@ -22,13 +22,15 @@ from convy.play.agent import Agent, QueuedAgent, TimeLimited
 from convy.play.attempt import Attempt
 from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
-from convy.play.dialog import ChatJudge, Checked, Judge
+from convy.play.dialog import Checked, Judge
 from convy.play.lanes import Lanes
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
 from convy.play.rate import Pace
+from convy.play.votes import Jury
 from convy.project.document import Declaration
+from convy.project.jury import ONE, Votes
 from convy.project.scenario import Scenario
 from convy.project.shard import WHOLE, Slice
 from convy.store.attempts import Undelivered
@@ -74,6 +76,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         part: Slice = WHOLE,
         max_repeat: int = 0,
         replay: Literal["none", "user"] = "none",
+        votes: Votes = ONE,
+        vote_temperature: float = 1.0,
     ) -> Run:
         """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
         slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
@@ -99,6 +103,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             max_repeat=max_repeat if max_repeat > repeat else 0,
             user_model=models.user.name,
             judge_model=models.judge.name,
+            judge_votes=votes.text,
+            judge_panel=tuple(member.name for member in models.panel),
+            vote_temperature=vote_temperature,
             limits=limits,
             provenance=provenance,
             left_out=left_out + others,
@@ -176,7 +183,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         there (format 2) and the same, and its claims or checks changed, or (a scenario with
         claims) the judge model did."""
         old = {entry.name: entry for entry in before.scenarios}
-        judge = before.judge_model != self.spec.judge_model
+        judge = before.judged_by != self.spec.judged_by
         found: list[Scenario] = []
         for scenario in self.scenarios:
             entry = old.get(scenario.name)
@@ -258,8 +265,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             ),
             user=PatientModel(Contained(models.user), Places(limits.concurrency, model_rate, patience)),
             judge=Checked(
-                ChatJudge(
-                    PatientModel(Contained(models.judge), Places(limits.concurrency, model_rate, patience))
+                Jury(models, Votes.read(self.spec.judge_votes)).judge(
+                    lambda model: PatientModel(
+                        Contained(model), Places(limits.concurrency, model_rate, patience)
+                    )
                 )
             ),
             ahead=limits.concurrency * 2,
@@ -310,7 +319,7 @@ class Clients(msgspec.Struct, frozen=True):
     """The models' one shared HTTP client: its timeouts (`model_timeout`, the models' own, apart from
     the agent's turn-timeout), its lanes (Lanes: a kept connection lent to one request at a time, as
     many kept as requests can be in flight — two for each conversation at once, a user's turn and a
-    judge's call), and TLS checks made only when a model URL (`url`, the judge's `judge_url`) is
+    judge's call), and TLS checks made only when a model URL (`url`, the judge's `judge_url`, a panel's) is
     https (loading the CA bundle costs ~80 ms). The lanes serve every URL the environment's proxy
     settings leave alone; a proxy given there (HTTPS_PROXY...) is still used, through httpx's own
     pool."""
@@ -319,9 +328,12 @@ class Clients(msgspec.Struct, frozen=True):
     concurrency: int = 8
     url: str = "https://"
     judge_url: str = ""
+    panel: tuple[str, ...] = ()
+    """The panel's URLs (`judge-panel`): checked like the others."""
 
     def client(self) -> httpx.AsyncClient:
-        secure = not all(url.startswith("http://") for url in (self.url, self.judge_url or self.url))
+        urls = (self.url, self.judge_url or self.url, *self.panel)
+        secure = not all(url.startswith("http://") for url in urls)
         verify = httpx.create_ssl_context() if secure else False
         return httpx.AsyncClient(
             timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),

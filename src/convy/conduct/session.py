@@ -70,7 +70,11 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         With labels, the judge is calibrated first (judgerun.py)."""
         settings = self.project.settings
         clients = Clients(
-            settings.model_timeout, settings.concurrency, settings.model_url, settings.judge_url
+            settings.model_timeout,
+            settings.concurrency,
+            settings.model_url,
+            settings.judge_url,
+            tuple(member.url for member in settings.panel().members),
         )
         named = await self.agent.ready()
         build = await self.version.build(self.clock) if self.version is not None else named
@@ -88,6 +92,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 self.part,
                 settings.max_repeat,
                 settings.replay,
+                settings.votes(),
+                settings.vote_temperature,
             )
             book = PriceBook(settings.price_table())
             pricing = RunPrices(self.project, models, self.agent).pricing(book)

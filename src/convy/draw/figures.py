@@ -208,9 +208,12 @@ class Figures(msgspec.Struct, frozen=True):
         )
 
     def said(self, claim: FailingClaim) -> str:
-        """A failed claim's reason with who gave it: `judge: …`, or `check: …` for a check."""
+        """A failed claim's reason with who gave it: `judge: …` (`judge (2 of 3 votes): …` when it
+        voted), or `check: …` for a check."""
         reason = self.cells.cell(claim.reason, REASON) if claim.reason else "—"
-        return f"{'check' if claim.check else 'judge'}: {reason}"
+        if claim.check:
+            return f"check: {reason}"
+        return f"judge ({claim.split}): {reason}" if claim.split else f"judge: {reason}"
 
     def attention(self) -> tuple[ScenarioChange, ...]:
         """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without

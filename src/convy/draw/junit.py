@@ -136,7 +136,10 @@ class JUnitXml(msgspec.Struct, frozen=True, kw_only=True):
         lines = []
         for claim in change.failing:
             what = "check" if claim.check else "claim"
-            lines.append(f"{what} “{claim.claim}” failed in {claim.failed} of {claim.judged}: {claim.reason}")
+            split = f" ({claim.split})" if claim.split else ""
+            lines.append(
+                f"{what} “{claim.claim}” failed in {claim.failed} of {claim.judged}{split}: {claim.reason}"
+            )
         if summary is not None and summary.failed:
             lines.append(f"the agent failed {summary.failed} of {summary.attempts} attempts")
         return XmlText("\n".join(lines) or "no claim held").text()

@@ -178,7 +178,9 @@ class ShownAttempt(msgspec.Struct, frozen=True):
                 claims = tuple(
                     ClaimView(
                         claim=PageText(text=r.claim).whole(),
-                        decision=("pass" if r.passed else "fail") + (f" · {r.grade}" if r.grade else ""),
+                        decision=("pass" if r.passed else "fail")
+                        + (f" · {r.grade}" if r.grade else "")
+                        + (f" · {r.split}" if r.split else ""),
                         reason=PageText(text=r.reason).whole(),
                         tone="good" if r.passed else "bad",
                         by="check" if r.checked else "judge",

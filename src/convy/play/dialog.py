@@ -180,13 +180,17 @@ class ChatJudge(msgspec.Struct, frozen=True):
     model: Model
 
     def messages(self, claims: tuple[Claim, ...], turns: tuple[Turn, ...]) -> tuple[Message, ...]:
-        """The judge's request: the fixed system text, then the claims and the transcript."""
+        """The judge's request: the fixed system text, then the claims and the transcript between
+        its boundary lines."""
         return (
             Message(role="system", content=prompts.JUDGE_SYSTEM.substitute()),
             Message(
                 role="user",
                 content=prompts.JUDGE_REQUEST.substitute(
-                    count=len(claims), claims=ClaimList(claims).text(), transcript=Transcript(turns).text()
+                    count=len(claims),
+                    claims=ClaimList(claims).text(),
+                    transcript=Transcript(turns).text(),
+                    boundary=Transcript(turns).boundary(),
                 ),
             ),
         )
@@ -202,8 +206,11 @@ class ChatJudge(msgspec.Struct, frozen=True):
         )
 
     async def decide(self, claims: tuple[Claim, ...], turns: tuple[Turn, ...]) -> Decided:
+        return await self.answer(claims, self.messages(claims, turns))
+
+    async def answer(self, claims: tuple[Claim, ...], asked: tuple[Message, ...]) -> Decided:
+        """The model's decisions on `claims` asked with `asked` (the request `messages` made)."""
         schema = VerdictSchema(claims).schema()
-        asked = self.messages(claims, turns)
         reply = await self.model.reply(asked, schema)
         try:
             return Decided(verdict=self.read(claims, reply.text), usage=reply.usage)

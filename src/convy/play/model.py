@@ -386,7 +386,12 @@ class Inline(msgspec.Struct, frozen=True):
 
 
 class Models(msgspec.Struct, frozen=True, kw_only=True):
-    """The simulated user's model and the judge's."""
+    """The simulated user's model and the judge's; `panel`: further judges that vote with it
+    (`judge-panel`), each as many times as the judge; `later`: the judge and each panel member, in
+    that order, as asked for their votes after the first (at `vote-temperature`; empty: the same
+    models as for the first)."""
 
     user: Model
     judge: Model
+    panel: tuple[Model, ...] = ()
+    later: tuple[Model, ...] = ()

@@ -78,6 +78,14 @@ class Saved(Data, frozen=True, kw_only=True):
     judge: float | None = 0.0
 
 
+class Vote(Data, frozen=True, kw_only=True):
+    """One judge call's decision on a claim, with the judge that made it (its model's name)."""
+
+    judge: str
+    passed: bool = msgspec.field(name="pass")
+    grade: str | None = None
+
+
 class ClaimResult(Data, frozen=True, kw_only=True):
     """The judge's decision on one claim, with its one-sentence reason, or (`check`) the result of
     one of the scenario's deterministic checks (play/checks.py), decided without a model."""
@@ -88,11 +96,28 @@ class ClaimResult(Data, frozen=True, kw_only=True):
     reason: str = ""
     check: bool | msgspec.UnsetType = msgspec.UNSET
     """True for a check's result; left out of a judge's decision, whose line stays as it was."""
+    votes: tuple[Vote, ...] | msgspec.UnsetType = msgspec.UNSET
+    """Each judge call's decision on the claim when the judge votes (`judge-votes`, `judge-panel`;
+    the majority is `pass`); left out for a single call, and of a check."""
 
     @property
     def checked(self) -> bool:
         """Whether a deterministic check decided this, not the judge."""
         return self.check is True
+
+    @property
+    def cast(self) -> tuple[Vote, ...]:
+        """The votes cast on the claim; empty when one call decided it."""
+        return () if isinstance(self.votes, msgspec.UnsetType) else self.votes
+
+    @property
+    def split(self) -> str:
+        """How the votes went, from the decision's side: "2 of 3 votes"; "" without votes."""
+        cast = self.cast
+        if not cast:
+            return ""
+        agreeing = sum(vote.passed == self.passed for vote in cast)
+        return f"{agreeing} of {len(cast)} votes"
 
 
 class Verdict(Tagged, frozen=True, kw_only=True, tag="verdict"):

@@ -6,6 +6,8 @@ What cannot be read is a ModelFailure (`unreadable`) saying why."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
 
 import msgspec
@@ -19,9 +21,22 @@ from convy.words import Plural
 
 class Transcript(msgspec.Struct, frozen=True):
     """A dialogue as the judge reads it: `User: ...` and `Agent: ...`, one message after the other;
-    further lines of a message are indented, so none can pass for a message of its own."""
+    further lines of a message are indented, so none can pass for a message of its own; between two
+    boundary lines that occur nowhere in it."""
 
     turns: tuple[Turn, ...]
+
+    def boundary(self) -> str:
+        """A BOUNDARY line for this transcript that occurs nowhere inside it: its mark is made from
+        a hash of the transcript, so its messages cannot know it (the same transcript, the same
+        boundary: requests stay alike for every vote and every cache)."""
+        text = self.text()
+        for salt in itertools.count():
+            mark = hashlib.sha256(f"{salt}\n{text}".encode()).hexdigest()[:16]
+            line = prompts.BOUNDARY.substitute(mark=mark)
+            if line not in text:
+                return line
+        raise AssertionError("unreachable")
 
     def text(self) -> str:
         if not self.turns:

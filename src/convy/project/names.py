@@ -36,6 +36,15 @@ DESCRIPTIONS: dict[str, str] = {
     ),
     "user-max-tokens": "most tokens the simulated user's model may write in one reply",
     "judge-max-tokens": "most tokens the judge's model may write in one reply",
+    "judge-votes": (
+        "judge calls per claim: `1` (default), an odd number (the majority decides), or `failing` (one, "
+        "and two more where a claim fails)"
+    ),
+    "vote-temperature": "the temperature of each judge's calls after its first (judge-votes)",
+    "judge-panel": (
+        "further judges that vote with the judge, as JSON or YAML flow text: `[{model, url, key}]`, "
+        "`key` naming the environment variable that holds the member's API key"
+    ),
     "model-timeout": "seconds a model may take to answer one request (apart from turn-timeout, the agent's)",
     "repeat": "attempts per scenario",
     "max-repeat": (
@@ -126,6 +135,9 @@ ENGINE: tuple[str, ...] = (
     "system-role",
     "user-max-tokens",
     "judge-max-tokens",
+    "judge-votes",
+    "vote-temperature",
+    "judge-panel",
     "model-timeout",
     "repeat",
     "max-repeat",
@@ -161,4 +173,12 @@ ENGINE: tuple[str, ...] = (
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).
 SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "agent-headers"})
 # The settings that define the models: with a models.py as well, the project is exit 2.
-MODELS: tuple[str, ...] = ("model-url", "model-key", "user-model", "judge-model", "judge-url", "judge-key")
+MODELS: tuple[str, ...] = (
+    "model-url",
+    "model-key",
+    "user-model",
+    "judge-model",
+    "judge-url",
+    "judge-key",
+    "judge-panel",
+)

@@ -18,6 +18,7 @@ from msgspec import Meta
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
+from convy.project.jury import Panel, Votes
 from convy.project.names import DESCRIPTIONS, ENGINE, SECRETS
 from convy.project.prices import PriceTable
 from convy.project.scenarios import Matching
@@ -54,6 +55,9 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     system_role: Literal["system", "inline"] = "system"
     user_max_tokens: Annotated[int, Meta(ge=1)] = 400
     judge_max_tokens: Annotated[int, Meta(ge=1)] = 1500
+    judge_votes: str = "1"
+    vote_temperature: Annotated[float, Meta(ge=0, le=2)] = 1.0
+    judge_panel: str = ""
     model_timeout: Annotated[float, Meta(gt=0)] = 120.0
     repeat: Annotated[int, Meta(ge=1)] = 3
     max_repeat: Annotated[int, Meta(ge=0)] = 0
@@ -100,6 +104,14 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     def price_table(self) -> PriceTable:
         """The `prices` setting read (checked already where it was given)."""
         return PriceTable.read(self.prices)
+
+    def votes(self) -> Votes:
+        """The `judge-votes` setting read (checked already where it was given)."""
+        return Votes.read(self.judge_votes)
+
+    def panel(self) -> Panel:
+        """The `judge-panel` setting read (checked already where it was given)."""
+        return Panel.read(self.judge_panel)
 
     def matching(self) -> Matching:
         """The `match` setting as globs."""
@@ -195,6 +207,10 @@ class Setting(msgspec.Struct, frozen=True):
             raise ConfigurationError(where, f"must be {self.expects()}") from None
         if self.name == "prices":
             PriceTable.read(str(value), where)
+        if self.name == "judge-votes":
+            Votes.read(str(value), where)
+        if self.name == "judge-panel":
+            Panel.read(str(value), where)
 
 
 class Bounds(msgspec.Struct, frozen=True):

@@ -111,6 +111,12 @@ class RunSpec(Data, frozen=True, kw_only=True):
     """With a baseline, the most attempts a scenario whose comparison was unclear got (0: off)."""
     user_model: str = ""
     judge_model: str = ""
+    judge_votes: str = "1"
+    """`judge-votes` as the run's judge voted: `1`, an odd number, or `failing`."""
+    judge_panel: tuple[str, ...] = ()
+    """The models that voted with the judge (`judge-panel`), by name."""
+    vote_temperature: float = 1.0
+    """The temperature of each judge's votes after its first (it matters only when it votes)."""
     limits: Limits = Limits()
     provenance: Provenance = Provenance()
     left_out: tuple[str, ...] = ()
@@ -127,6 +133,18 @@ class RunSpec(Data, frozen=True, kw_only=True):
     against a baseline; empty: no stages (decision 28)."""
     baseline: str = ""
     """The baseline run (its key) a staged run decided against."""
+
+    @property
+    def judged_by(self) -> tuple[str, str, tuple[str, ...], float]:
+        """The judge as far as its decisions depend on it: its model, its votes, its panel, and the
+        temperature of later votes when there are any (0 when there are none)."""
+        voting = self.judge_votes != "1" or bool(self.judge_panel)
+        return (
+            self.judge_model,
+            self.judge_votes,
+            self.judge_panel,
+            self.vote_temperature if voting else 0.0,
+        )
 
     def expected(self) -> tuple[tuple[str, int], ...]:
         """Every (scenario, attempt index) of the run, in declaration order."""
