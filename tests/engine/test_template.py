@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from convy.play.agent import Message
+from convy.play.placeholders import Placeholders
 from convy.play.template import Body, Path, PathMissing
 
 PLACEHOLDERS = {"$messages", "$message", "$conversation"}
@@ -21,7 +22,7 @@ MESSAGES = (
 )
 AS_JSON = [{"role": m.role, "content": m.content} for m in MESSAGES]
 
-texts = st.text(max_size=12).filter(lambda text: text not in PLACEHOLDERS)
+texts = st.text(max_size=12).filter(lambda text: "$" not in text)
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts
 json_values = st.recursive(
     scalars,
@@ -32,7 +33,8 @@ keys = st.text(min_size=1, max_size=8).filter(lambda key: "." not in key and key
 
 
 def fill(template: object) -> object:
-    return Body(template).filled(MESSAGES, "Where is my order?", "attempt-7")
+    placeholders = Placeholders(messages=MESSAGES, message="Where is my order?", conversation="attempt-7")
+    return Body(template).filled(placeholders)
 
 
 @given(json_values)
@@ -81,7 +83,7 @@ def test_the_placeholders_of_a_typical_body() -> None:
         "messages": AS_JSON,
         "input": {"text": "Where is my order?", "tags": ["attempt-7", "fixed", 3]},
         "session": "attempt-7",
-        "note": "$message is the latest",
+        "note": "Where is my order? is the latest",
         "options": {"temperature": 0.2, "stream": False, "stop": None},
     }
 
