@@ -183,3 +183,76 @@ def test_a_path_with_an_empty_part_is_refused(text: str) -> None:
 def test_a_path_read_from_a_file_is_checked_there() -> None:
     with pytest.raises(msgspec.ValidationError, match="empty part"):
         msgspec.convert({"text": "a..b"}, Path)
+
+
+# Placeholders inside strings, the $messages shape, an unknown session left out
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
+
+
+@given(names, texts)
+def test_a_doubled_dollar_is_a_literal_dollar_whatever_follows(name: str, tail: str) -> None:
+    assert fill({"x": f"$${name}{tail}"}) == {"x": f"${name}{tail}"}
+
+
+@given(
+    names.filter(
+        lambda name: name not in {"messages", "message", "message_id", "conversation", "session", "turn"}
+    )
+)
+def test_a_dollar_word_that_is_no_placeholder_stays_as_it_is(name: str) -> None:
+    assert fill({"x": f"a ${name} b", "y": f"${name}"}) == {"x": f"a ${name} b", "y": f"${name}"}
+
+
+def test_placeholders_inside_strings_take_the_longest_name() -> None:
+    filled = Body({"a": "u-$message_id", "b": "$message!", "c": "t$turn", "d": "$turn"}).filled(
+        Placeholders(messages=MESSAGES, message="Hi", conversation="c", turn=3, ids=("1", "2", "3", "4"))
+    )
+    assert filled == {"a": "u-4", "b": "Hi!", "c": "t3", "d": 3}
+
+
+def test_each_message_in_the_shape_given() -> None:
+    shape = {
+        "$messages": {"id": "$message_id", "role": "$role", "parts": [{"type": "text", "text": "$content"}]}
+    }
+    filled = Body({"messages": shape, "last": "$message_id"}).filled(
+        Placeholders(messages=MESSAGES, message="Where is my order?", ids=("a", "b", "c", "d"))
+    )
+    assert filled == {
+        "messages": [
+            {"id": id, "role": m.role, "parts": [{"type": "text", "text": m.content}]}
+            for id, m in zip("abcd", MESSAGES, strict=True)
+        ],
+        "last": "d",
+    }
+
+
+def test_a_value_that_needs_an_unknown_session_is_left_out() -> None:
+    template = {"session_id": "$session", "thread": "t-$session", "keep": "$message", "list": ["$session", 1]}
+    unknown = Placeholders(messages=MESSAGES, message="Hi")
+    known = msgspec.structs.replace(unknown, session="s-1")
+    assert Body(template).filled(unknown) == {"keep": "Hi", "list": [1]}
+    assert Body(template).filled(known) == {
+        "session_id": "s-1",
+        "thread": "t-s-1",
+        "keep": "Hi",
+        "list": ["s-1", 1],
+    }
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ('{"message": "$message"}', "is a string"),
+        ({"m": {"$messages": {"r": "$role"}, "x": 1}}, "as a key beside others"),
+        ({"m": {"$messages": {"inner": {"$messages": {}}}}}, "inside another"),
+        ({"m": {"$messages": {"all": "$messages"}}}, "inside a `$messages` shape"),
+    ],
+)
+def test_a_body_that_cannot_be_filled_says_why(template: object, problem: str) -> None:
+    assert problem in Body(template).problem()
+
+
+def test_a_body_that_can_be_filled_has_no_problem() -> None:
+    assert Body("$messages").problem() == ""
+    assert Body({"m": {"$messages": {"r": "$role"}}, "s": "$message costs $$5"}).problem() == ""

@@ -1,8 +1,11 @@
-"""What the `$` placeholders of an agent file stand for in one turn, and how they are filled in: a
-whole string value that is a placeholder becomes its value (`"$messages"` a list, `"$turn"` a number),
-a placeholder inside a longer string is replaced by its text (`"u-$message_id"`), `$$` is a literal `$`,
-and a `{"$messages": SHAPE}` object becomes the dialogue with each message in that shape. A value
-that needs `$session` while no session is known is left out of its object or list."""
+"""What the `$` placeholders of an agent file stand for in one turn, and how they are filled in:
+a whole value by its value, inside a longer string by its text, `$$` as a literal `$`, and a
+`{"$messages": SHAPE}` object as the dialogue with each message in that shape; a value that needs
+`$session` while no session is known is left out of its object or list.
+
+A whole string that is a placeholder becomes its value (`"$messages"` a list, `"$turn"` a number);
+inside a longer string (`"u-$message_id"`) each is replaced by its text (`$messages`, a list, only as
+a whole value); any other `$name` stays as it is."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ class LeftOut(msgspec.Struct, frozen=True):
 LEFT_OUT = LeftOut()
 
 
-class Said(msgspec.Struct, frozen=True, kw_only=True):
+class ShapedMessage(msgspec.Struct, frozen=True, kw_only=True):
     """One message of the dialogue as a `$messages` shape fills it: `$role`, `$content` and its
     `$message_id` (the same id in every turn it is sent again)."""
 
@@ -39,7 +42,7 @@ class Said(msgspec.Struct, frozen=True, kw_only=True):
     id: str = ""
 
 
-OUTSIDE = Said()
+OUTSIDE = ShapedMessage()
 """No message: the placeholders outside a `$messages` shape."""
 
 
@@ -60,7 +63,7 @@ class Placeholders(msgspec.Struct, frozen=True, kw_only=True):
         """The id of the newest message (the user's, in a turn); "" when there is none."""
         return self.ids[-1] if self.ids else ""
 
-    def put(self, value: object, item: Said = OUTSIDE) -> object:
+    def put(self, value: object, item: ShapedMessage = OUTSIDE) -> object:
         """`value` filled in at any depth (keys are never placeholders); LEFT_OUT when it needs a
         session that is not known."""
         match value:
@@ -76,14 +79,14 @@ class Placeholders(msgspec.Struct, frozen=True, kw_only=True):
             case _:
                 return value
 
-    def said(self) -> tuple[Said, ...]:
+    def said(self) -> tuple[ShapedMessage, ...]:
         ids = self.ids if len(self.ids) == len(self.messages) else ("",) * len(self.messages)
         return tuple(
-            Said(role=message.role, content=message.content, id=id)
+            ShapedMessage(role=message.role, content=message.content, id=id)
             for message, id in zip(self.messages, ids, strict=True)
         )
 
-    def filled(self, text: str, item: Said = OUTSIDE) -> object:
+    def filled(self, text: str, item: ShapedMessage = OUTSIDE) -> object:
         """A string value filled in: a whole placeholder as its value, else the text with each
         placeholder replaced."""
         if self.unknown_session(text):
@@ -98,7 +101,11 @@ class Placeholders(msgspec.Struct, frozen=True, kw_only=True):
         return self.text(text, item)
 
     def text(
-        self, text: str, item: Said = OUTSIDE, quoted: Callable[[str], str] = str, escapes: bool = True
+        self,
+        text: str,
+        item: ShapedMessage = OUTSIDE,
+        quoted: Callable[[str], str] = str,
+        escapes: bool = True,
     ) -> str:
         """`text` with each placeholder replaced by its text (passed through `quoted`: a URL's
         percent-encoding), `$$` by `$` (kept as it is without `escapes`: a header's value, which
@@ -113,7 +120,7 @@ class Placeholders(msgspec.Struct, frozen=True, kw_only=True):
 
         return PLACEHOLDER.sub(one, text)
 
-    def values(self, item: Said) -> dict[str, str]:
+    def values(self, item: ShapedMessage) -> dict[str, str]:
         values = {
             "message": self.message,
             "message_id": self.message_id,
@@ -139,7 +146,7 @@ class Names(msgspec.Struct, frozen=True):
         return tuple(name for name in PLACEHOLDER.findall(self.text) if name != "$")
 
 
-class Shape(msgspec.Struct, frozen=True):
+class BodyShape(msgspec.Struct, frozen=True):
     """A body template checked before any request: what is wrong with it ("" when nothing)."""
 
     template: object
@@ -151,16 +158,18 @@ class Shape(msgspec.Struct, frozen=True):
             case {"$messages": shape} if isinstance(self.template, dict) and len(self.template) == 1:
                 if inside:
                     return "has a `$messages` shape inside another"
-                return Shape(shape).problem(inside=True)
+                return BodyShape(shape).problem(inside=True)
             case dict() if EACH in self.template:
                 return (
                     "has `$messages` as a key beside others: as a key it is the shape of each "
                     "message, its object's only key"
                 )
             case dict():
-                return next((p for p in (Shape(v).problem(inside) for v in self.template.values()) if p), "")
+                return next(
+                    (p for p in (BodyShape(v).problem(inside) for v in self.template.values()) if p), ""
+                )
             case list() | tuple():
-                return next((p for p in (Shape(v).problem(inside) for v in self.template) if p), "")
+                return next((p for p in (BodyShape(v).problem(inside) for v in self.template) if p), "")
             case _:
                 return ""
 

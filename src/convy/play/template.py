@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from convy.errors import ConvyError
-from convy.play.placeholders import Placeholders, Shape
+from convy.play.placeholders import BodyShape, Placeholders
 
 
 class PathMissing(ConvyError):
@@ -85,4 +85,4 @@ class Body(msgspec.Struct, frozen=True):
                 "is a string: write the body as YAML (a mapping such as "
                 '{"message": "$message"}), not as quoted JSON text'
             )
-        return Shape(self.template).problem()
+        return BodyShape(self.template).problem()
