@@ -315,3 +315,23 @@ def test_a_messages_shape_beside_other_keys_is_refused(tmp_path: Path) -> None:
 def test_an_unknown_key_names_its_line(tmp_path: Path) -> None:
     said = refused(tmp_path, "url: ${AGENT_URL}/chat\nanswer: a\nwhere: {0.type: x}\nevnt: messages\n")
     assert "agents/bot.yaml:4: unknown key `evnt`" in said
+
+
+def test_a_session_end_that_needs_a_session_never_known_is_not_requested() -> None:
+    with ThreadServer() as server:
+        agent = spec(
+            {
+                "url": f"{server.url}/api/ask",
+                "body": {"message": "$message", "conversation_id": "$session"},
+                "answer": "reply.text",
+                "session": {
+                    "id": "conversation_id",
+                    "end": {"url": f"{server.url}/threads/$session", "method": "DELETE"},
+                },
+            }
+        )
+        answers = talk(agent, ["Hi", "Bye"])
+        requests = server.seen()
+    assert [answer.text for answer in answers] == ["echo: Hi", "echo: Bye"]
+    assert [(seen.method, seen.path) for seen in requests] == [("POST", "/api/ask"), ("POST", "/api/ask")]
+    assert all("conversation_id" not in seen.body for seen in requests)
