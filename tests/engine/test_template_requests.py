@@ -335,3 +335,24 @@ def test_a_session_end_that_needs_a_session_never_known_is_not_requested() -> No
     assert [answer.text for answer in answers] == ["echo: Hi", "echo: Bye"]
     assert [(seen.method, seen.path) for seen in requests] == [("POST", "/api/ask"), ("POST", "/api/ask")]
     assert all("conversation_id" not in seen.body for seen in requests)
+
+
+def test_a_session_start_sends_its_body_in_its_own_format() -> None:
+    from convy.play.errorbody import Masked
+    from convy.play.wire.session import SessionCalls
+    from convy.play.wire.spec import SessionSpec
+
+    declared = {
+        "start": {
+            "url": "http://agent.example/s/$conversation",
+            "format": "form",
+            "body": {"user": "u-$conversation", "n": 2},
+            "id": "id",
+        }
+    }
+    method, url, body = SessionCalls(
+        msgspec.convert(declared, SessionSpec), "a/1", "", Masked()
+    ).start_request()
+    assert (method, url) == ("POST", "http://agent.example/s/a%2F1")
+    assert body is not None and body.content_type == FORM
+    assert parse_qs(body.content().decode()) == {"user": ["u-a/1"], "n": ["2"]}
