@@ -27,7 +27,9 @@ from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
-RUN_EXITS = (0, 1, 2, 3, 130, 143)
+EXIT_CLOSED = 141
+"""The output was closed before the command was done: 128 + SIGPIPE, as a shell reports it."""
+RUN_EXITS = (0, 1, 2, 3, 130, 141, 143)
 """`convy run` and `convy resume`: the gate's codes, or interrupted."""
 GATE_EXITS = (0, 1, 2, 3)
 """`convy compare` and `convy merge`: the gate's codes."""
@@ -243,4 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command's entry point."""
     Startup().prepared()
     command = Command(sys.argv[1:] if argv is None else argv, dict(os.environ), sys.stdout, sys.stderr)
-    return command.exit_code()
+    try:
+        code = command.exit_code()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (`convy run | head`): quiet, and what is left to write goes nowhere
+        # rather than failing again at exit; the code a shell gives a program SIGPIPE ended (decision 44)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED
+    return code

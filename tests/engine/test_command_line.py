@@ -17,8 +17,8 @@ from tests.engine.test_cli import convy
 
 EXITS = {
     "init": (0, 2),
-    "run": (0, 1, 2, 3, 130, 143),
-    "resume": (0, 1, 2, 3, 130, 143),
+    "run": (0, 1, 2, 3, 130, 141, 143),
+    "resume": (0, 1, 2, 3, 130, 141, 143),
     "report": (0, 2),
     "compare": (0, 1, 2, 3),
     "merge": (0, 1, 2, 3),
@@ -127,5 +127,5 @@ def test_run_help_from_the_shell_says_what_it_does_and_how_it_ends(tmp_path: Pat
     text = " ".join(done.stdout.split())
     assert "Play the project's scenarios against its agent into a new run folder" in text
     assert "exit codes: 0 pass, 1 fail, 2 configuration error" in text
-    assert "3 inconclusive, 130 interrupted (Ctrl+C), 143 stopped (SIGTERM)" in text
+    assert "130 interrupted (Ctrl+C), 141 its output was closed (`| head`), 143 stopped (SIGTERM)" in text
     assert "--junit JUNIT" in text

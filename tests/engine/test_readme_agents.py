@@ -1,7 +1,8 @@
 """Every agent example of the README's "Agents" section, played as written by `convy run` against a
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
-sessions, cookies, streams and OAuth2 (tests/servers/threads.py), a Responses API server, and an
-a2a-sdk agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
+sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
+frameworks' own servers (tests/servers/frameworks.py), a Responses API server, and an a2a-sdk
+agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.a2a_agent import A2aAgent
+from tests.servers.frameworks import TOOL_TEXT, FrameworkServer
 from tests.servers.litellm_proxy import KEY, LiteLLMProxy
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
@@ -42,6 +44,11 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "langgraph-threads",
         "header-session",
         "first-answer-id",
+        "form-body",
+        "ag-ui-ids",
+        "ui-message-parts",
+        "tool-filter",
+        "adk-events",
         "oauth2",
         "openai-responses",
         "a2a",
@@ -112,8 +119,57 @@ def test_an_id_from_the_first_answer(tmp_path: Path, threads: ThreadServer) -> N
     played(tmp_path, "first-answer-id", {"AGENT_URL": threads.url})
     bodies = [seen.body for seen in threads.requests if seen.path == "/chat"]
     # each conversation's first turn has no id yet, its second sends the one its first answer gave
-    assert sorted(bool(body["conversation_id"]) for body in bodies) == [False, False, True, True]
-    assert len({body["conversation_id"] for body in bodies if body["conversation_id"]}) == 2
+    assert sorted("conversation_id" in body for body in bodies) == [False, False, True, True]
+    assert len({body["conversation_id"] for body in bodies if "conversation_id" in body}) == 2
+
+
+@pytest.fixture
+def frameworks() -> Iterator[FrameworkServer]:
+    with FrameworkServer() as server:
+        yield server
+
+
+def answers(found: list[dict[str, object]]) -> list[str]:
+    return [turn["agent"] for line in found for turn in line["turns"]]  # type: ignore[attr-defined,index]
+
+
+def seconds(found: list[dict[str, object]]) -> list[str]:
+    """The answer of each attempt's second turn."""
+    return [line["turns"][1]["agent"] for line in found]  # type: ignore[index]
+
+
+def test_a_form_body(tmp_path: Path, frameworks: FrameworkServer) -> None:
+    found = played(tmp_path, "form-body", {"AGENT_URL": frameworks.url})
+    assert all(said.endswith("(turn 2)") for said in seconds(found)), "the first answer's session was kept"
+    runs = frameworks.seen("/agents/support/runs")
+    assert all(seen.status == 200 for seen in runs)
+    assert sorted("session_id" in seen.body for seen in runs) == [False, False, True, True]
+    assert len(frameworks.sessions) == 2, "one session per conversation, never one shared"
+
+
+def test_ids_for_every_message_and_run(tmp_path: Path, frameworks: FrameworkServer) -> None:
+    found = played(tmp_path, "ag-ui-ids", {"AGENT_URL": frameworks.url})
+    assert all(said.endswith("(2 user messages)") for said in seconds(found)), "the history came along"
+    runs = frameworks.seen("/ag-ui")
+    assert [seen.status for seen in runs] == [200] * 4
+    assert len({seen.body["runId"] for seen in runs}) == 4
+
+
+def test_ui_message_parts(tmp_path: Path, frameworks: FrameworkServer) -> None:
+    played(tmp_path, "ui-message-parts", {"AGENT_URL": frameworks.url})
+    assert [seen.status for seen in frameworks.seen("/ui/chat")] == [200] * 4
+
+
+def test_only_the_ai_text_of_a_stream_with_tools(tmp_path: Path, frameworks: FrameworkServer) -> None:
+    found = played(tmp_path, "tool-filter", {"AGENT_URL": frameworks.url})
+    assert all(answer.startswith("echo: ") for answer in answers(found))
+    assert not any(TOOL_TEXT in answer or "4411?echo" in answer for answer in answers(found))
+
+
+def test_the_last_of_a_list_of_events(tmp_path: Path, frameworks: FrameworkServer) -> None:
+    found = played(tmp_path, "adk-events", {"AGENT_URL": frameworks.url})
+    assert all(said.endswith("(turn 2)") for said in seconds(found))
+    assert frameworks.sessions == {}, "every session made was deleted"
 
 
 def test_oauth2_client_credentials(tmp_path: Path) -> None:

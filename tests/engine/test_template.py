@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from convy.play.agent import Message
+from convy.play.placeholders import Placeholders
 from convy.play.template import Body, Path, PathMissing
 
 PLACEHOLDERS = {"$messages", "$message", "$conversation"}
@@ -21,7 +22,7 @@ MESSAGES = (
 )
 AS_JSON = [{"role": m.role, "content": m.content} for m in MESSAGES]
 
-texts = st.text(max_size=12).filter(lambda text: text not in PLACEHOLDERS)
+texts = st.text(max_size=12).filter(lambda text: "$" not in text)
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts
 json_values = st.recursive(
     scalars,
@@ -32,7 +33,8 @@ keys = st.text(min_size=1, max_size=8).filter(lambda key: "." not in key and key
 
 
 def fill(template: object) -> object:
-    return Body(template).filled(MESSAGES, "Where is my order?", "attempt-7")
+    placeholders = Placeholders(messages=MESSAGES, message="Where is my order?", conversation="attempt-7")
+    return Body(template).filled(placeholders)
 
 
 @given(json_values)
@@ -81,7 +83,7 @@ def test_the_placeholders_of_a_typical_body() -> None:
         "messages": AS_JSON,
         "input": {"text": "Where is my order?", "tags": ["attempt-7", "fixed", 3]},
         "session": "attempt-7",
-        "note": "$message is the latest",
+        "note": "Where is my order? is the latest",
         "options": {"temperature": 0.2, "stream": False, "stop": None},
     }
 
@@ -181,3 +183,76 @@ def test_a_path_with_an_empty_part_is_refused(text: str) -> None:
 def test_a_path_read_from_a_file_is_checked_there() -> None:
     with pytest.raises(msgspec.ValidationError, match="empty part"):
         msgspec.convert({"text": "a..b"}, Path)
+
+
+# Placeholders inside strings, the $messages shape, an unknown session left out
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
+
+
+@given(names, texts)
+def test_a_doubled_dollar_is_a_literal_dollar_whatever_follows(name: str, tail: str) -> None:
+    assert fill({"x": f"$${name}{tail}"}) == {"x": f"${name}{tail}"}
+
+
+@given(
+    names.filter(
+        lambda name: name not in {"messages", "message", "message_id", "conversation", "session", "turn"}
+    )
+)
+def test_a_dollar_word_that_is_no_placeholder_stays_as_it_is(name: str) -> None:
+    assert fill({"x": f"a ${name} b", "y": f"${name}"}) == {"x": f"a ${name} b", "y": f"${name}"}
+
+
+def test_placeholders_inside_strings_take_the_longest_name() -> None:
+    filled = Body({"a": "u-$message_id", "b": "$message!", "c": "t$turn", "d": "$turn"}).filled(
+        Placeholders(messages=MESSAGES, message="Hi", conversation="c", turn=3, ids=("1", "2", "3", "4"))
+    )
+    assert filled == {"a": "u-4", "b": "Hi!", "c": "t3", "d": 3}
+
+
+def test_each_message_in_the_shape_given() -> None:
+    shape = {
+        "$messages": {"id": "$message_id", "role": "$role", "parts": [{"type": "text", "text": "$content"}]}
+    }
+    filled = Body({"messages": shape, "last": "$message_id"}).filled(
+        Placeholders(messages=MESSAGES, message="Where is my order?", ids=("a", "b", "c", "d"))
+    )
+    assert filled == {
+        "messages": [
+            {"id": id, "role": m.role, "parts": [{"type": "text", "text": m.content}]}
+            for id, m in zip("abcd", MESSAGES, strict=True)
+        ],
+        "last": "d",
+    }
+
+
+def test_a_value_that_needs_an_unknown_session_is_left_out() -> None:
+    template = {"session_id": "$session", "thread": "t-$session", "keep": "$message", "list": ["$session", 1]}
+    unknown = Placeholders(messages=MESSAGES, message="Hi")
+    known = msgspec.structs.replace(unknown, session="s-1")
+    assert Body(template).filled(unknown) == {"keep": "Hi", "list": [1]}
+    assert Body(template).filled(known) == {
+        "session_id": "s-1",
+        "thread": "t-s-1",
+        "keep": "Hi",
+        "list": ["s-1", 1],
+    }
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ('{"message": "$message"}', "is a string"),
+        ({"m": {"$messages": {"r": "$role"}, "x": 1}}, "as a key beside others"),
+        ({"m": {"$messages": {"inner": {"$messages": {}}}}}, "inside another"),
+        ({"m": {"$messages": {"all": "$messages"}}}, "inside a `$messages` shape"),
+    ],
+)
+def test_a_body_that_cannot_be_filled_says_why(template: object, problem: str) -> None:
+    assert problem in Body(template).problem()
+
+
+def test_a_body_that_can_be_filled_has_no_problem() -> None:
+    assert Body("$messages").problem() == ""
+    assert Body({"m": {"$messages": {"r": "$role"}}, "s": "$message costs $$5"}).problem() == ""

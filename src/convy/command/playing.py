@@ -1,6 +1,6 @@
 """`convy run` and `convy resume`: a run played into its folder (the demo's servers started first
-for `--demo`), its progress on the terminal, SIGTERM and Ctrl+C stopping it with the folder kept,
-then reviewed against its baseline and gated."""
+for `--demo`), its progress on the terminal, SIGTERM and Ctrl+C stopping it with the folder kept (and
+a closed output, as `convy run | head` closes it), then reviewed against its baseline and gated."""
 
 from __future__ import annotations
 
@@ -100,6 +100,15 @@ class Playing:
                 f"`convy resume {prepared.folder}`\n"
             )
             return stops[0].exit_code if stops else EXIT_INTERRUPTED
+        except (BrokenPipeError, ExceptionGroup) as error:
+            if isinstance(error, ExceptionGroup) and error.subgroup(BrokenPipeError) is None:
+                raise
+            with contextlib.suppress(OSError):
+                console.err.write(
+                    "convy: the output was closed; the run folder is kept: finish it with "
+                    f"`convy resume {prepared.folder}`\n"
+                )
+            raise BrokenPipeError("the output was closed") from None
         return console.reviewed(run.journal.folder, Path(baseline) if baseline else None, project.settings)
 
     @contextlib.contextmanager

@@ -5,6 +5,7 @@ found before any request."""
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import msgspec
@@ -17,9 +18,39 @@ from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, HeaderName, Shown
-from convy.project.document import TAB, Declaration, YamlTab
+from convy.project.document import LOADER, TAB, Declaration, Lines, YamlTab
 from convy.project.project import Project, PythonFile
 from convy.project.settings import Settings
+
+
+class AgentFileError(msgspec.Struct, frozen=True):
+    """A mistake in the agent file `where` (its `text`), said at the line of the key it is about."""
+
+    where: str
+    text: str
+
+    def located(self, error: msgspec.ValidationError) -> ConfigurationError:
+        """msgspec's error (`... - at `$.session.start``, its own check naming the key first in
+        backticks) as a ConfigurationError at `file:line`."""
+        said, _, at = str(error).partition(" - at `")
+        path = at.removesuffix("`") or "$"
+        unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", said)
+        named = re.match(r"`([A-Za-z_-]+)`", said)
+        if unknown is not None:
+            path = f"{path}.{unknown.group(1)}"
+            said = f"unknown key `{unknown.group(1)}`"
+        elif named is not None:
+            path = f"{path}.{named.group(1)}"
+        try:
+            root = yaml.compose(self.text, Loader=LOADER)
+        except yaml.YAMLError:
+            root = None
+        if root is None:
+            return ConfigurationError(self.where, said)
+        shown = path.removeprefix("$").removeprefix(".")
+        if shown and named is None and unknown is None:
+            said = f"{said} (at `{shown}`)"
+        return ConfigurationError(f"{self.where}:{Lines(root).line(path)}", said)
 
 
 class Assembly(msgspec.Struct, frozen=True):
@@ -79,7 +110,7 @@ class Assembly(msgspec.Struct, frozen=True):
             tabbed = YamlTab(path.read_text(encoding="utf-8")).met(error)
             raise ConfigurationError(f"{where}{line}", TAB if tabbed else "is not valid YAML") from None
         except msgspec.ValidationError as error:
-            raise ConfigurationError(where, str(error)) from None
+            raise AgentFileError(where, path.read_text(encoding="utf-8")).located(error) from None
         except RecursionError:
             raise ConfigurationError(where, "is nested too deeply to be an agent file") from None
         except (OSError, UnicodeDecodeError) as error:

@@ -1,14 +1,14 @@
 """The JSON a declarative HTTP agent is configured with: a dotted path into an answer
-(`choices.0.message.content`), and a request body template whose placeholders `"$messages"`,
-`"$message"`, `"$conversation"` and `"$session"` are filled in for each turn. Both walk JSON of no
-fixed shape with `match`."""
+(`choices.0.message.content`, `-1` for a list's last item), and a request body template whose
+placeholders (convy.play.placeholders) are filled in for each request. Both walk JSON of no fixed
+shape with `match`."""
 
 from __future__ import annotations
 
 import msgspec
 
 from convy.errors import ConvyError
-from convy.play.agent import Message
+from convy.play.placeholders import BodyShape, Placeholders
 
 
 class PathMissing(ConvyError):
@@ -63,43 +63,26 @@ class ListIndex(msgspec.Struct, frozen=True):
         return -length <= int(self.segment) < length
 
 
-class Placeholders(msgspec.Struct, frozen=True):
-    """What a body template's placeholders stand for in one turn."""
-
-    messages: tuple[Message, ...]
-    message: str
-    conversation: str
-    session: str = ""
-
-    def put(self, value: object) -> object:
-        """`value` with every string that is exactly a placeholder replaced, at any depth."""
-        match value:
-            case "$messages":
-                return msgspec.to_builtins(list(self.messages))
-            case "$message":
-                return self.message
-            case "$conversation":
-                return self.conversation
-            case "$session":
-                return self.session
-            case dict():
-                return {key: self.put(item) for key, item in value.items()}
-            case list() | tuple():
-                return [self.put(item) for item in value]
-            case _:
-                return value
-
-
 class Body(msgspec.Struct, frozen=True):
-    """A JSON request body template. A string value that is exactly `"$messages"` becomes the
-    dialogue so far (OpenAI-style `{"role", "content"}` objects), `"$message"` the user's latest
-    message, `"$conversation"` the conversation's id and `"$session"` the agent's own session id
-    (empty until it is known); everything else is sent as it is."""
+    """A request body template (an object or a list, sent as JSON or form-encoded), filled in for
+    each request by Placeholders: `"$messages"` is the dialogue so far (OpenAI-style `{"role",
+    "content"}` objects) and `{"$messages": SHAPE}` the dialogue with each message in SHAPE (whose
+    `$role`, `$content` and `$message_id` are that message's); `$message` the user's latest message,
+    `$message_id` its id, `$conversation` the conversation's id, `$session` the agent's own session
+    id and `$turn` the turn's number, whole values or inside strings; `$$` is a literal `$`. A value
+    that needs `$session` before it is known is left out; everything else is sent as it is."""
 
     template: object
 
-    def filled(
-        self, messages: tuple[Message, ...], message: str, conversation: str, session: str = ""
-    ) -> object:
+    def filled(self, placeholders: Placeholders) -> object:
         """The body to send for a turn."""
-        return Placeholders(messages, message, conversation, session).put(self.template)
+        return placeholders.put(self.template)
+
+    def problem(self) -> str:
+        """What is wrong with the template, said before any request after `body` ("" when nothing)."""
+        if isinstance(self.template, str) and self.template != "$messages":
+            return (
+                "is a string: write the body as YAML (a mapping such as "
+                '{"message": "$message"}), not as quoted JSON text'
+            )
+        return BodyShape(self.template).problem()

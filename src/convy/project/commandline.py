@@ -17,6 +17,7 @@ EXITS: dict[int, str] = {
     2: "configuration error (a file, a setting or a flag to fix)",
     3: "inconclusive",
     130: "interrupted (Ctrl+C)",
+    141: "its output was closed (`| head`)",
     143: "stopped (SIGTERM)",
 }
 """What each exit code means, for the help of the commands that may end with it."""

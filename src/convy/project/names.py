@@ -11,7 +11,10 @@ DESCRIPTIONS: dict[str, str] = {
     "match": "comma-separated globs over scenario names and tags (default: every scenario)",
     "agent": "which agent to play (default: the only one, or `agent` for agent-url)",
     "agent-url": "a declarative agent without files: its full endpoint URL",
-    "agent-body": "the declarative agent's JSON body template ($messages, $message, $conversation)",
+    "agent-body": (
+        "the declarative agent's JSON body template ($messages, $message, $message_id, $turn, "
+        "$conversation, $session; inside strings too, $$ for a literal $)"
+    ),
     "agent-answer": "the dotted path of the answer in the declarative agent's response JSON",
     "agent-headers": "the declarative agent's request headers, one `Name: value` per line (secret)",
     "agent-protocol": (

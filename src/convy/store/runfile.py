@@ -204,7 +204,7 @@ class Header(msgspec.Struct, frozen=True):
 
 class Interruption(msgspec.Struct, frozen=True):
     """What interrupted a run, as run.json records it: the signal's name (`SIGTERM`, `SIGINT`), which
-    the cancellation carries, else the error's kind."""
+    the cancellation carries, else the error's kind (the first one's, for a group of errors)."""
 
     error: BaseException
 
@@ -214,5 +214,7 @@ class Interruption(msgspec.Struct, frozen=True):
                 return name
             case KeyboardInterrupt():
                 return "SIGINT"
+            case BaseExceptionGroup(exceptions=(first, *_)):
+                return Interruption(first).reason()
             case _:
                 return type(self.error).__name__

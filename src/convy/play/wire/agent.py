@@ -16,8 +16,9 @@ from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.chat import ANSWER_SETTING, OpenAiChat, Template
-from convy.play.wire.connection import JsonConnection, Line
+from convy.play.wire.connection import JsonConnection
 from convy.play.wire.dialect import Dialect
+from convy.play.wire.line import Line
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.responses import Responses
 from convy.play.wire.spec import AgentSpec, Shown

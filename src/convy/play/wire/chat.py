@@ -38,7 +38,7 @@ class Template(msgspec.Struct, frozen=True):
 
     def body(self, ask: Ask) -> object:
         template = self.spec.body if self.spec.body is not None else CHAT_BODY
-        return Body(template).filled(ask.dialogue, ask.message, ask.conversation, ask.session)
+        return Body(template).filled(ask.placeholders())
 
     def headers(self) -> Mapping[str, str]:
         return {}
@@ -115,8 +115,9 @@ class WholeAnswer(msgspec.Struct, frozen=True):
 
 
 class Deltas:
-    """A stream folded by paths: the text at `delta` of each event named `event` (appended, or the
-    last one with `join: last`); the tokens and the steps in the last event that has them."""
+    """A stream folded by paths: the text at `delta` of each event named `event` whose data has the
+    values of `where` (appended, or the last one with `join: last`); the tokens and the steps in the
+    last event that has them."""
 
     def __init__(self, spec: AgentSpec, delta: str, steps: str) -> None:
         self._spec = spec
@@ -134,7 +135,7 @@ class Deltas:
             steps = Found(self._steps).value(event.data)
             if steps is not None:
                 self._found = Trace(steps).steps()
-        if not event.named(self._spec.event):
+        if not event.named(self._spec.event) or not event.has(self._spec.where):
             return ""
         value = Found(self._delta).value(event.data)
         if not isinstance(value, str | int | float) or isinstance(value, bool):

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+import uuid
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Self
-from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -23,14 +23,23 @@ from httpx_sse import SSEError
 from convy.play.agent import AgentFailure, Answer, Message, SessionNotEnded
 from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.lanes import Handover
 from convy.play.outcome import SpanKind
+from convy.play.placeholders import Placeholders
 from convy.play.trace import TraceContext
-from convy.play.wire.dialect import Ask, Dialect, Resend
-from convy.play.wire.oauth import AccessToken
-from convy.play.wire.reading import MOST_BYTES, MOST_RAW, AgentReply, Found, Limited, Spoken, Undecodable
-from convy.play.wire.session import Received, SessionCalls
-from convy.play.wire.spec import AgentSpec, Shown
+from convy.play.wire.dialect import Ask, Resend
+from convy.play.wire.encoding import Encoded
+from convy.play.wire.line import Line
+from convy.play.wire.reading import (
+    MOST_BYTES,
+    MOST_RAW,
+    AgentReply,
+    Found,
+    Limited,
+    Relocated,
+    Spoken,
+    Undecodable,
+)
+from convy.play.wire.session import Quoted, Received, SessionCalls
 from convy.play.wire.stream import Chunks, Events
 
 REFUSAL_BYTES = 64 * 1024
@@ -41,32 +50,6 @@ ACCEPT = {
     "ndjson": "application/x-ndjson, application/json",
     "text": "text/plain, */*",
 }
-
-
-class Line(msgspec.Struct, frozen=True, kw_only=True):
-    """What a JsonAgent's conversations share: its spec (resolved), the Dialect of its protocol,
-    its OAuth2 AccessToken (None without), its clients' Handover and how a client is made, its URL as
-    errors show it and convy's own request headers."""
-
-    spec: AgentSpec
-    dialect: Dialect
-    tokens: AccessToken | None
-    handover: Handover
-    client: Callable[[], httpx.AsyncClient]
-    shown: str
-    headers: httpx.Headers
-    traced: bool = True
-    """Whether its requests carry the attempt's `traceparent` (trace-context; off too when the
-    agent file sets a `traceparent` header of its own, which then goes as it is)."""
-
-    def masked(self) -> Masked:
-        """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
-        tokens = self.tokens.secrets() if self.tokens is not None else ()
-        return Masked((*self.spec.secrets(), *tokens))
-
-    def shown_url(self, url: str) -> str:
-        """Another of the agent's URLs (a turn's with `$session` filled in, a session's) as shown."""
-        return self.shown if url == self.spec.url else Shown(url).text
 
 
 class JsonConnection:
@@ -86,10 +69,17 @@ class JsonConnection:
         self._history: list[Message] = []
         self._session = ""
         self._carry = ""
+        self._ids: list[str] = []
+        """The id of each message of the dialogue (`$message_id`), in order."""
+        self._asked = ""
+        """The id of the user's message being sent: kept until it is answered, so a refused turn
+        is sent again with the same id."""
+        self._shown = agent.shown
+        """The URL of the latest turn as errors show it: its placeholders filled in."""
 
     @property
     def shown(self) -> str:
-        return self._agent.shown
+        return self._shown
 
     @property
     def masked(self) -> Masked:
@@ -127,7 +117,7 @@ class JsonConnection:
     ) -> None:
         end = self._agent.spec.session.end
         problem = ""
-        if end.given and self._client is not None:
+        if end.given and self._client is not None and not self.calls.needless(end):
             try:
                 received = await self.received(self.calls.end_request(), "session_end", "session_end")
                 problem = self.calls.ended(received)
@@ -148,19 +138,23 @@ class JsonConnection:
                 await self._agent.handover.give(client)
 
     def headers(
-        self, accept: str = "application/json", spoken: Mapping[str, str] | None = None
+        self,
+        accept: str = "application/json",
+        spoken: Mapping[str, str] | None = None,
+        placeholders: Placeholders | None = None,
     ) -> httpx.Headers:
-        """A request's headers: the agent file's (`$session` filled in; a header of the session
-        left out until it is known — its start, a first turn) over the protocol's (`spoken`) over
-        convy's own."""
+        """A request's headers: the agent file's (placeholders filled in, a turn's or the
+        session's; a header of the session left out until it is known — its start, a first turn)
+        over the protocol's (`spoken`) over convy's own."""
         headers = self._agent.headers.copy()
         headers["Accept"] = accept
         headers.update(spoken or {})
+        filling = placeholders or self.calls.placeholders
         for name, value in self._agent.spec.headers.items():
-            if "$session" in value:
-                if not self._session:
+            if "$" in value:
+                if filling.unknown_session(value):
                     continue
-                value = value.replace("$session", self._session)
+                value = filling.text(value, escapes=False)
             headers[name] = value
         return headers
 
@@ -168,12 +162,15 @@ class JsonConnection:
         if self._client is None:
             raise RuntimeError("open the conversation with `async with` before its first turn")
         asked = Message(role="user", content=text)
+        self._asked = self._asked or str(uuid.uuid4())
         ask = Ask(
             dialogue=(*self._history, asked),
             message=text,
             conversation=self._key,
             session=self._session,
             carry=self._carry,
+            turn=len(self._history) // 2 + 1,
+            ids=(*self._ids, self._asked),
         )
         try:
             try:
@@ -182,6 +179,8 @@ class JsonConnection:
                 reply, data = await self.turn(ask)
         except RecursionError:  # msgspec decodes and encodes recursively: JSON nested too deep to read
             raise AgentFailure("bad_answer", f"the answer from {self.shown} is nested too deeply") from None
+        except AgentFailure as failure:
+            raise Relocated(self._agent.shown, self.shown).failure(failure) from None
         answer = Spoken(reply.answer, self.shown).checked()
         session = self._agent.spec.session
         if session.id and not self._session:
@@ -189,6 +188,8 @@ class JsonConnection:
             if isinstance(found, str | int) and not isinstance(found, bool):
                 self._session = str(found)
         self._history += [asked, Message(role="assistant", content=answer.text)]
+        self._ids += [self._asked, str(uuid.uuid4())]
+        self._asked = ""
         self._carry = reply.carry or self._carry
         return answer
 
@@ -196,11 +197,14 @@ class JsonConnection:
         """One turn's request and its answer, with the JSON its session id may be read from."""
         agent = self._agent
         dialect = agent.dialect
-        url = agent.spec.url.replace("$session", quote(self._session, safe=""))
-        headers = self.headers(ACCEPT[agent.spec.stream], dialect.headers())
-        body = msgspec.json.encode(dialect.body(ask))
+        placeholders = ask.placeholders()
+        url = placeholders.text(agent.spec.url, quoted=Quoted().text)
+        self._shown = agent.shown_url(url)
+        body = Encoded(dialect.body(ask), agent.spec.format)
+        spoken = {"Content-Type": body.content_type, **dialect.headers()}
+        headers = self.headers(ACCEPT[agent.spec.stream], spoken, placeholders)
         sent = time.monotonic()
-        async with self.streamed("POST", url, body, headers, kind="turn") as response:
+        async with self.streamed("POST", url, body.content(), headers, kind="turn") as response:
             return await self.read(response, sent)
 
     async def read(self, response: httpx.Response, sent: float) -> tuple[AgentReply, object]:
@@ -265,13 +269,15 @@ class JsonConnection:
         return self._agent.masked().text(content.decode("utf-8", errors="replace"))[:MOST_RAW]
 
     async def received(
-        self, request: tuple[str, str, bytes | None], failed: str, kind: SpanKind
+        self, request: tuple[str, str, Encoded | None], failed: str, kind: SpanKind
     ) -> Received:
         """A session request's whole answer; AgentFailure(`failed`) when it could not be made."""
         method, url, body = request
-        headers = self.headers()
+        spoken = {"Content-Type": body.content_type} if body is not None else {}
+        headers = self.headers(spoken=spoken)
+        content = body.content() if body is not None else None
         try:
-            async with self.streamed(method, url, body, headers, failed, kind) as response:
+            async with self.streamed(method, url, content, headers, failed, kind) as response:
                 content = await Limited(MOST_BYTES).read(response)
                 return Received(response.status_code, response.headers, content or b"")
         except AgentFailure as failure:

@@ -12,20 +12,36 @@ import msgspec
 
 from convy.errors import ConvyError
 from convy.play.agent import Message
+from convy.play.placeholders import Placeholders
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
 
 
 class Ask(msgspec.Struct, frozen=True, kw_only=True):
     """What one turn's request is made of: the dialogue so far ending with the user's new
-    `message`, the conversation's id (`$conversation`), the agent's own session id (`$session`,
-    "" until known) and what the previous answer handed on (`carry`, "" on the first turn)."""
+    `message`, the id of each of its messages (`ids`, the same id every time a message is sent
+    again), the conversation's id (`$conversation`), the agent's own session id (`$session`, ""
+    until known), the 1-based `turn` and what the previous answer handed on (`carry`, "" on the
+    first turn)."""
 
     dialogue: tuple[Message, ...]
     message: str
     conversation: str
     session: str = ""
     carry: str = ""
+    turn: int = 1
+    ids: tuple[str, ...] = ()
+
+    def placeholders(self) -> Placeholders:
+        """What a template's placeholders stand for in this turn."""
+        return Placeholders(
+            messages=self.dialogue,
+            message=self.message,
+            conversation=self.conversation,
+            session=self.session,
+            turn=self.turn,
+            ids=self.ids,
+        )
 
 
 class Resend(ConvyError):

@@ -187,8 +187,9 @@ class JsonText(msgspec.Struct, frozen=True):
 
 class Trace(msgspec.Struct, frozen=True):
     """The steps an answer reported (at the agent's `steps` path): a list whose strings are
-    thoughts, whose objects with a `name` or `tool` (or an OpenAI `function`) are tool calls, whose
-    objects with a `thought` text are thoughts, and whose other items are thoughts shown as JSON."""
+    thoughts, whose objects with a `name` or `tool` (or an OpenAI `function`) are tool calls (their
+    `arguments`, `args` or `input`; their `result` or `output`), whose objects with a `thought` text
+    are thoughts, and whose other items are thoughts shown as JSON."""
 
     value: object
 
@@ -212,9 +213,10 @@ class Trace(msgspec.Struct, frozen=True):
                     result=JsonText(rest.get("result", rest.get("output"))).text,
                 )
             case {"name": str(name), **rest} | {"tool": str(name), **rest}:
+                given = next((rest[key] for key in ("arguments", "args", "input") if key in rest), None)
                 return Call(
                     name=name,
-                    arguments=JsonText(rest.get("arguments", rest.get("input"))).text,
+                    arguments=JsonText(given).text,
                     result=JsonText(rest.get("result", rest.get("output"))).text,
                 )
             case {"thought": str(text)}:
@@ -253,3 +255,23 @@ class Limited(msgspec.Struct, frozen=True):
             if len(content) > self.most:
                 return None
         return bytes(content)
+
+
+class Relocated(msgspec.Struct, frozen=True):
+    """A failure that names the agent's URL as its file writes it (`written`, placeholders and all)
+    said with the URL the turn was sent to (`sent`, placeholders filled in) instead."""
+
+    written: str
+    sent: str
+
+    def failure(self, failure: AgentFailure) -> AgentFailure:
+        if self.written == self.sent or self.written not in failure.detail:
+            return failure
+        return AgentFailure(
+            failure.reason,
+            failure.detail.replace(self.written, self.sent),
+            status=failure.status,
+            message=failure.message,
+            reached=failure.reached,
+            raw=failure.raw,
+        )

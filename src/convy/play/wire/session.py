@@ -12,7 +12,9 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.errorbody import ErrorBody, Masked
+from convy.play.placeholders import Names, Placeholders
 from convy.play.template import Body
+from convy.play.wire.encoding import Encoded
 from convy.play.wire.reading import Found
 from convy.play.wire.spec import Endpoint, FromHeader, SessionSpec, Shown
 
@@ -25,6 +27,13 @@ class Received(msgspec.Struct, frozen=True):
     content: bytes
 
 
+class Quoted(msgspec.Struct, frozen=True):
+    """A value as it goes into a URL: percent-encoded, `/` included."""
+
+    def text(self, value: str) -> str:
+        return quote(value, safe="")
+
+
 class SessionCalls(msgspec.Struct, frozen=True):
     """The session requests of one conversation (`key`, its `$conversation`), whose session id is
     `session` once known; `masked` hides the agent's secrets in what is shown."""
@@ -34,23 +43,35 @@ class SessionCalls(msgspec.Struct, frozen=True):
     session: str
     masked: Masked
 
-    def request(self, endpoint: Endpoint) -> tuple[str, str, bytes | None]:
-        """The method, URL (`$session` filled in) and JSON body of a session request."""
-        url = endpoint.url.replace("$session", quote(self.session, safe=""))
+    @property
+    def placeholders(self) -> Placeholders:
+        return Placeholders(conversation=self.key, session=self.session)
+
+    def url(self, endpoint: Endpoint) -> str:
+        """The endpoint's URL with its placeholders (`$conversation`, `$session`) filled in."""
+        return self.placeholders.text(endpoint.url, quoted=Quoted().text)
+
+    def request(self, endpoint: Endpoint) -> tuple[str, str, Encoded | None]:
+        """The method, URL (placeholders filled in) and body of a session request."""
+        url = self.url(endpoint)
         if endpoint.body is None:
             return endpoint.method.upper(), url, None
-        body = Body(endpoint.body).filled((), "", self.key, self.session)
-        return endpoint.method.upper(), url, msgspec.json.encode(body)
+        body = Body(endpoint.body).filled(self.placeholders)
+        return endpoint.method.upper(), url, Encoded(body, endpoint.format)
 
-    def start_request(self) -> tuple[str, str, bytes | None]:
+    def needless(self, endpoint: Endpoint) -> bool:
+        """Whether the request needs a session id that was never known (nothing to end)."""
+        return not self.session and "session" in Names(endpoint.url).used()
+
+    def start_request(self) -> tuple[str, str, Encoded | None]:
         return self.request(self.spec.start)
 
-    def end_request(self) -> tuple[str, str, bytes | None]:
+    def end_request(self) -> tuple[str, str, Encoded | None]:
         return self.request(self.spec.end)
 
     def started(self, received: Received) -> str:
         """The session id the start's answer gives; AgentFailure("session_failed") when none."""
-        shown = Shown(self.spec.start.url).text
+        shown = Shown(self.url(self.spec.start)).text
         where = self.spec.start.id
         if isinstance(where, FromHeader):
             value = str(received.headers.get(where.header, "")).strip()
@@ -75,6 +96,6 @@ class SessionCalls(msgspec.Struct, frozen=True):
         """What went wrong ending the session ("" nothing: any 2xx answer ends it)."""
         if 200 <= received.status < 300:
             return ""
-        shown = Shown(self.spec.end.url.replace("$session", quote(self.session, safe=""))).text
+        shown = Shown(self.url(self.spec.end)).text
         said = ErrorBody(received.content, self.masked).message()
         return f"ending the session at {shown} failed: HTTP {received.status}" + (f": {said}" if said else "")

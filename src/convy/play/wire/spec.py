@@ -18,7 +18,8 @@ import msgspec
 from convy.data import Declared
 from convy.errors import ConfigurationError
 from convy.play.agent import Usage
-from convy.play.template import Path, PathMissing
+from convy.play.placeholders import Names
+from convy.play.template import Body, Path, PathMissing
 from convy.play.wire.tls import Tls
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -27,6 +28,9 @@ TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 Protocol = Literal["openai-chat", "openai-responses", "a2a", "template"]
 Streaming = Literal["none", "sse", "ndjson", "text"]
+Format = Literal["json", "form"]
+"""How a body is sent: JSON, or form-encoded (application/x-www-form-urlencoded)."""
+Scalar = str | int | float | bool | None
 
 
 class TokenPaths(Declared, frozen=True, kw_only=True):
@@ -74,24 +78,42 @@ class FromHeader(Declared, frozen=True, kw_only=True):
 
 class Endpoint(Declared, frozen=True, kw_only=True):
     """A request of a session's own: `url` (with `${VAR}`, and `$session` once known), `method`
-    (POST unless given), a JSON `body` template (`$conversation`, `$session`), and — for a start —
-    where its answer gives the session `id`: a dotted path into its JSON, or `{header: NAME}`.
-    An empty url means no such request."""
+    (POST unless given), a `body` template (`$conversation`, `$session`) sent in its `format`, and —
+    for a start — where its answer gives the session `id`: a dotted path into its JSON, or
+    `{header: NAME}`. An empty url means no such request."""
 
     url: str = ""
     method: str = "POST"
     body: object = None
+    format: Format = "json"
     id: str | FromHeader = ""
 
     def __post_init__(self) -> None:
         if not TOKEN.fullmatch(self.method):
             raise ValueError(f"method {self.method!r} is not an HTTP method")
+        if self.body is not None:
+            BodyCheck(self.body, self.format).check()
         if isinstance(self.id, str) and self.id:
             Path(self.id)
 
     @property
     def given(self) -> bool:
         return bool(self.url.strip())
+
+
+class BodyCheck(msgspec.Struct, frozen=True):
+    """A body template as an agent file gives it, checked before any request."""
+
+    body: object
+    format: Format
+
+    def check(self) -> None:
+        """ValueError saying what is wrong with the body, if anything."""
+        problem = Body(self.body).problem()
+        if problem:
+            raise ValueError(f"`body` {problem}")
+        if self.format == "form" and not isinstance(self.body, dict):
+            raise ValueError("`body` must be a mapping with `format: form`, which sends it as form fields")
 
 
 class SessionSpec(Declared, frozen=True, kw_only=True):
@@ -158,9 +180,12 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     stream: Streaming = "none"
     body: object = None
     """None: not given (the protocol's own)."""
+    format: Format = "json"
     answer: str = ""
     delta: str = ""
     event: str = ""
+    where: dict[str, Scalar] = {}
+    """Only the streamed events whose data has each of these values at these paths carry deltas."""
     join: Literal["append", "last"] = "append"
     model: str = ""
     tokens: TokenPaths = OPENAI_TOKENS
@@ -172,9 +197,19 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         if not self.url.strip():
             raise ValueError("url must not be empty")
-        for path in (self.answer, self.delta, self.steps):
+        for path in (self.answer, self.delta, self.steps, *self.where):
             if path:
                 Path(path)
+        if self.body is not None:
+            BodyCheck(self.body, self.format).check()
+        if self.format == "form" and self.spoken != "template":
+            raise ValueError(f"`format` form belongs to the template protocol, not {self.spoken}")
+        if "session" in Names(self.url).used() and not self.session.start.given:
+            raise ValueError(
+                "`url` uses $session, which only session.start gives before the first turn: "
+                "without it a turn's URL would have no session in it (send the id in the body or a "
+                "header instead, where it is left out until known)"
+            )
         spoken = self.spoken
         if spoken in ("a2a", "openai-responses"):
             given = [

@@ -5,7 +5,7 @@ AgentFailure("answer_too_large")."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Literal
 
 import httpx
@@ -13,6 +13,7 @@ import msgspec
 from httpx_sse import EventSource
 
 from convy.play.agent import AgentFailure
+from convy.play.template import Path, PathMissing
 from convy.play.wire.reading import MOST_BYTES
 
 DONE = "[DONE]"
@@ -32,6 +33,18 @@ class Event(msgspec.Struct, frozen=True):
         if self.name == wanted:
             return True
         return isinstance(self.data, dict) and self.data.get("type") == wanted
+
+    def has(self, where: Mapping[str, object]) -> bool:
+        """Whether the event's data has each value of `where` at its path (`0.type`: AIMessageChunk),
+        equal in kind too (true is not 1)."""
+        for path, wanted in where.items():
+            try:
+                found = Path(path).found(self.data)
+            except PathMissing:
+                return False
+            if found != wanted or type(found) is not type(wanted):
+                return False
+        return True
 
 
 class Decoded(msgspec.Struct, frozen=True):
