@@ -34,8 +34,9 @@ with no change at all).
 configuration of GRID (10 to 50 scenarios, one rate or a mixture) and for fixed repeat 3 and staged
 1 → 3 → 9, the printed pass rate's bias against the true rate (the mean of the scenarios' rates), how
 often its 95% interval holds the true rate, how often min-pass-rate 0.5 fails, pass^3's bias against
-the mean of the rates cubed, and the attempts per scenario (DESIGN §15.3); `--from-repeat` adds stages
-that start at `repeat` (3 → 9)."""
+the mean of the rates cubed, and the attempts per scenario (DESIGN §15.3); and staged play as a run
+with a floor plays it, stages from `repeat` (3 → 9, decision 28), whose floor column is the one a
+run with min-pass-rate gets."""
 
 from __future__ import annotations
 
@@ -45,8 +46,6 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator
-
-import msgspec
 
 from convy.compare.adaptive import Unclear
 from convy.compare.comparison import Compared, Comparison
@@ -98,7 +97,8 @@ class Design:
 FIXED_3 = Design("fixed repeat 3", 3, 3)
 ROUNDS = Design("two rounds 3 → 6 (decision 17)", 3, 6, "rounds")
 STAGED = Design("staged 1 → 3 → 9 (decision 28)", 3, 9, "staged")
-FROM_REPEAT = Design("staged 3 → 9", 3, 9, "from repeat")
+FROM_REPEAT = Design("staged with a floor, 3 → 9", 3, 9, "from repeat")
+"""Staged play as a run with a floor (min-pass-rate) plays it: stages from `repeat` (decision 28)."""
 """Stages that start at `repeat` (no stop after one attempt): measured beside the grid only."""
 DESIGNS = (
     FIXED_3,
@@ -133,12 +133,13 @@ class Pair:
             decision=Verdict(holds=holds, claims=CLAIM if holds else MISSED),
         )
 
-    def spec(self, repeat: int, max_repeat: int) -> RunSpec:
+    def spec(self, repeat: int, max_repeat: int, floored: bool = False) -> RunSpec:
         return RunSpec(
             agent="a",
             scenarios=tuple(ScenarioEntry(name=name, fingerprint="f") for name in self.names),
             repeat=repeat,
             max_repeat=max_repeat,
+            floored=floored,
         )
 
     def summary(self, outcomes: list[Outcome], spec: RunSpec, started: str) -> Summary:
@@ -171,12 +172,10 @@ class Pair:
         self, design: Design, rates: list[float], baseline: Summary, started: str
     ) -> tuple[Summary, int]:
         """A run of `design` at `rates` against `baseline`, and the attempts it played."""
-        spec = self.spec(design.repeat, design.max_repeat)
+        spec = self.spec(design.repeat, design.max_repeat, floored=design.kind == "from repeat")
         rate = dict(zip(self.names, rates, strict=True))
         if design.kind in ("staged", "from repeat"):
             spec = Staging(spec).decided(baseline)
-            if design.kind == "from repeat" and spec.stages:
-                spec = msgspec.structs.replace(spec, stages=(design.repeat, design.max_repeat))
             now: list[Outcome] = []
             while due := Staging(spec).due(now):
                 now.extend(self.outcome(name, rate[name], index) for name, index in due)
@@ -323,7 +322,7 @@ class Floor:
             out,
         )
         for place in range(len(FLOOR_MODELS)):
-            for design in (FIXED_3, ROUNDS, STAGED):
+            for design in (FIXED_3, ROUNDS, STAGED, FROM_REPEAT):
                 table.row(*self.row(place, design))
 
 
@@ -511,9 +510,6 @@ def main() -> int:
         "--grid", action="store_true", help="the honest pass rate's grid only (--pairs per configuration)"
     )
     parser.add_argument(
-        "--from-repeat", action="store_true", help="with --grid: also stages that start at repeat (3 → 9)"
-    )
-    parser.add_argument(
         "--part",
         choices=("all", "main", "others", "stress"),
         default="all",
@@ -529,7 +525,7 @@ def main() -> int:
         out(f"\n{time.monotonic() - began:.0f} s\n")
         return 0
     if arguments.grid:
-        designs = (FIXED_3, STAGED, FROM_REPEAT) if arguments.from_repeat else (FIXED_3, STAGED)
+        designs = (FIXED_3, STAGED, FROM_REPEAT)
         Grid(pairs, arguments.seed, designs).table(out)
         out(f"\n{time.monotonic() - began:.0f} s\n")
         return 0

@@ -230,3 +230,26 @@ def test_the_simulation_runs_and_prints_its_table() -> None:
     assert float(staged[1]) < 3.5, "attempts per scenario with no change"
     worst = next(line for line in done.stdout.splitlines() if line.startswith("| **worst of"))
     assert all(float(cell.split("**")[1]) <= 0.1 for cell in worst.split("|")[2:-1])
+
+
+def test_a_run_with_a_floor_starts_its_stages_at_repeat(tmp_path: Path) -> None:
+    """Decision 28: with min-pass-rate, each scenario first plays `repeat` attempts (so the rate the
+    floor reads is no noisier than a fixed repeat's); `solid` (3 of 3 in both runs) stops there,
+    `lucky` (1 of 3 before, 0 of 3 now: unclear) goes on to max-repeat."""
+    folder = project(tmp_path)
+    with AgentServer() as agent, ModelServer(Judge()) as models:
+        numbered = f"{agent.url}/numbered"
+        common = ("--agent-url", numbered, "--model-url", models.url, "--model-key", "sk-test-key-1")
+        floor = ("--judge-model", "j", "--max-repeat", "6", "--min-pass-rate", "0.1")
+        first = convy("run", *common, *floor, cwd=folder)
+        assert first.returncode == 0, first.stdout + first.stderr
+        baseline = next((folder / "results" / "agent").iterdir())
+        second = convy("run", *common, *floor, "--baseline", str(baseline), cwd=folder)
+        after = dict(agent.processed)
+    assert after == {"solid": 6, "lucky": 9}, "both played repeat first; only lucky went on"
+    run = next(p for p in (folder / "results" / "agent").iterdir() if p != baseline)
+    spec = json.loads((run / "run.json").read_text())["spec"]
+    assert spec["floored"] is True and spec["stages"] == [3, 6]
+    assert "convy: 6 attempts of 6 to play" in second.stdout
+    assert "convy: 3 more attempts where the comparison is unclear" in second.stdout
+    assert second.returncode == 0, second.stdout + second.stderr

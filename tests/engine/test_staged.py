@@ -19,23 +19,35 @@ from convy.play.outcome import ClaimResult, Outcome, Verdict
 from convy.store.runfile import Against, RunFile, RunSpec, ScenarioEntry
 
 Side = tuple[int, int, int]
-"""A staged side: one attempt, to `repeat`, to `most` (1 → repeat → most)."""
+"""A staged side: its first stage's end, `repeat`, `most`: 1 → repeat → most, or (a run with a
+floor, decision 28) repeat → most when the first end is `repeat`."""
+
+
+def ends(side: Side) -> tuple[int, ...]:
+    return tuple(sorted(set(side)))
+
+
+def sizes_of(side: Side) -> tuple[int, ...]:
+    stops = ends(side)
+    return tuple(end - start for start, end in zip((0, *stops[:-1]), stops, strict=True))
 
 
 def played(bits: tuple[int, ...], side: Side, against: tuple[int, int]) -> tuple[tuple[int, int], ...]:
-    """The stages a run plays by the rule, each as (held, judged): stop after the first attempt when
-    every attempt so far in both runs held or every one missed; stop at `repeat` unless at least one
-    held and at most half did, over both runs."""
-    one, repeat, most = side
+    """The stages a run plays by the rule, each as (held, judged): before `repeat`, stop when every
+    attempt so far in both runs held or every one missed; at `repeat`, stop unless at least one held
+    and at most half did, over both runs; the last stage ends it."""
+    repeat = side[1]
     held, judged = against
-    stages = [(bits[0], 1)]
-    if held + bits[0] in (0, judged + 1):
-        return tuple(stages)
-    stages.append((sum(bits[1:repeat]), repeat - 1))
-    total = held + sum(bits[:repeat])
-    if not (total >= 1 and 2 * total <= judged + repeat):
-        return tuple(stages)
-    stages.append((sum(bits[repeat:most]), most - repeat))
+    stages: list[tuple[int, int]] = []
+    start = 0
+    for end in ends(side):
+        stages.append((sum(bits[start:end]), end - start))
+        start = end
+        total = held + sum(bits[:end])
+        if end < repeat and total in (0, judged + end):
+            break
+        if end == repeat and not (total >= 1 and 2 * total <= judged + repeat):
+            break
     return tuple(stages)
 
 
@@ -82,11 +94,9 @@ def table(
     the rule plays (None when there is none: the enumeration found no such table)."""
     before_judged, now_judged, total = key
     assert isinstance(before_judged, tuple) and isinstance(now_judged, tuple) and isinstance(total, int)
-    sizes = (now[0], now[1] - now[0], now[2] - now[1])[: len(now_judged)]
+    sizes = sizes_of(now)[: len(now_judged)]
     base_sizes: tuple[int, ...] = (
-        (base,)
-        if isinstance(base, int)
-        else (1, base[0][1] - 1, base[0][2] - base[0][1])[: len(before_judged)]
+        (base,) if isinstance(base, int) else sizes_of(base[0])[: len(before_judged)]
     )
     for now_split in itertools.product(*(range(s + 1) for s in sizes)):
         if sum(now_split) != c:
@@ -120,7 +130,7 @@ def table(
                 None
                 if isinstance(base, int)
                 else Played(
-                    design=Stages.of(base[0][1], base[0][2]),
+                    design=Stages.of(base[0][1], base[0][2], base[0][0] == base[0][1]),
                     stages=tuple(Tally(held=h, judged=s) for h, s in zip(old_split, base_sizes, strict=True)),
                     against=Tally(held=base[1][0], judged=base[1][1]),
                 )
@@ -129,7 +139,7 @@ def table(
                 now=Tally(held=c, judged=sum(sizes)),
                 baseline=Tally(held=b, judged=sum(base_sizes)),
                 played=Played(
-                    design=Stages.of(now[1], now[2]),
+                    design=Stages.of(now[1], now[2], now[0] == now[1]),
                     stages=tuple(Tally(held=h, judged=s) for h, s in zip(now_split, sizes, strict=True)),
                     against=None if against is None else Tally(held=against[0], judged=against[1]),
                 ),
@@ -149,6 +159,12 @@ CASES: list[tuple[int | tuple[Side, tuple[int, int]], Side, tuple[int, int] | No
     (((1, 2, 4), (3, 3)), (1, 3, 5), None),
     (((1, 3, 5), (0, 2)), (1, 2, 4), None),
     (((1, 2, 4), (1, 1)), (1, 2, 4), (2, 4)),
+    # a run with a floor: its stages start at repeat (decision 28)
+    (3, (2, 2, 4), None),
+    (2, (3, 3, 5), None),
+    (3, (3, 3, 6), (1, 3)),
+    (((1, 2, 4), (2, 3)), (2, 2, 4), None),
+    (((2, 2, 4), (1, 2)), (3, 3, 5), None),
 ]
 
 
@@ -176,7 +192,7 @@ def test_the_staged_distribution_is_the_conditional_one_of_the_design(
     assert checked > 10
 
 
-@pytest.mark.parametrize(("base", "now", "against"), CASES[:2] + CASES[6:8])
+@pytest.mark.parametrize(("base", "now", "against"), CASES[:2] + CASES[6:8] + CASES[-5:])
 def test_one_scenario_by_stages_is_significant_at_most_alpha_of_the_time(
     base: int | tuple[Side, tuple[int, int]], now: Side, against: tuple[int, int] | None
 ) -> None:
@@ -207,6 +223,7 @@ def test_one_scenario_by_stages_is_significant_at_most_alpha_of_the_time(
 
 def test_stages_of_repeat_and_max_repeat() -> None:
     assert Stages.of(3, 9).ends == (1, 3, 9)
+    assert Stages.of(3, 9, floored=True).ends == (3, 9), "a run with a floor starts at repeat"
     assert Stages.of(1, 6).ends == (1, 6)
     assert not Stages.of(3, 3).on
     design = Stages.of(3, 9)

@@ -28,11 +28,13 @@ class Stages(Data, frozen=True, kw_only=True):
     repeat: int = 0
 
     @classmethod
-    def of(cls, repeat: int, max_repeat: int) -> Stages:
-        """The schedule 1 → repeat → max-repeat (each end once), or off when max-repeat is not more."""
+    def of(cls, repeat: int, max_repeat: int, floored: bool = False) -> Stages:
+        """The schedule 1 → repeat → max-repeat (each end once), or repeat → max-repeat for a run
+        with a floor (`floored`); off when max-repeat is not more."""
         if max_repeat <= repeat:
             return cls()
-        return cls(ends=tuple(sorted({1, repeat, max_repeat})), repeat=repeat)
+        first = repeat if floored else 1
+        return cls(ends=tuple(sorted({first, repeat, max_repeat})), repeat=repeat)
 
     @property
     def on(self) -> bool:

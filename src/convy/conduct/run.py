@@ -78,6 +78,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         replay: Literal["none", "user"] = "none",
         votes: Votes = ONE,
         vote_temperature: float = 1.0,
+        floored: bool = False,
     ) -> Run:
         """A new run of `declarations` (all the project's chosen scenarios), or of this shard's
         slice of them when `part` is a shard (the spec then records the shard and the whole run)."""
@@ -111,6 +112,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             left_out=left_out + others,
             shard=shard,
             replay=replay,
+            floored=floored and max_repeat > repeat,
         )
         scenarios = tuple(d.scenario for d in part.chosen(declarations))
         return cls(journal=RunJournal(folder), spec=spec, scenarios=scenarios)
@@ -279,7 +281,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         async with agent.kept():
             with self.journal.play(self.spec, version, calibration) as appended:
                 staged = self.staged(baseline)
-                attempts = self.missing(1 if staged else 0)
+                # the first stage: one attempt each, or `repeat` for a run with a floor (decision 28)
+                attempts = self.missing((0 if self.spec.floored else 1) if staged else 0)
                 journal = Both(appended, watch(self, len(attempts)))
                 outcomes = await bench.run(attempts, journal, halt)
                 # a cause stops the run only when attempts were left unplayed

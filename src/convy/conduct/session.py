@@ -94,6 +94,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 settings.replay,
                 settings.votes(),
                 settings.vote_temperature,
+                settings.min_pass_rate > 0,
             )
             book = PriceBook(settings.price_table())
             pricing = RunPrices(self.project, models, self.agent).pricing(book)

@@ -39,7 +39,7 @@ class Staging(msgspec.Struct, frozen=True):
         return msgspec.structs.replace(
             self.spec,
             scenarios=tuple(entries),
-            stages=Stages.of(self.spec.repeat, self.spec.max_repeat).ends,
+            stages=Stages.of(self.spec.repeat, self.spec.max_repeat, self.spec.floored).ends,
             baseline=baseline.key(),
         )
 

@@ -128,6 +128,9 @@ class RunSpec(Data, frozen=True, kw_only=True):
     price_library: str = ""
     """The price library the attempts' costs were worked out with, and its version
     (`genai-prices 0.2.3`); "" when no price was looked up there."""
+    floored: bool = False
+    """The run has a floor (min-pass-rate): its stages start at `repeat` (repeat → max-repeat), so
+    the rate the floor reads is no noisier than a fixed repeat's (decision 28)."""
     stages: tuple[int, ...] = ()
     """Where each stage of a staged run ends (1, repeat, max-repeat), recorded once it decided
     against a baseline; empty: no stages (decision 28)."""
