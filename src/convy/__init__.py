@@ -21,6 +21,7 @@ _HOMES = {
     "AtomicFile": "convy.store.atomic",
     "Busy": "convy.play.busy",
     "Calibrated": "convy.conduct.calibrated",
+    "JudgeFingerprint": "convy.conduct.calibrated",
     "Calibration": "convy.conduct.calibration",
     "CalibrationFile": "convy.conduct.calibrated",
     "Call": "convy.play.agent",
@@ -117,6 +118,7 @@ __all__ = [
     "AtomicFile",
     "Busy",
     "Calibrated",
+    "JudgeFingerprint",
     "Calibration",
     "CalibrationFile",
     "Call",
@@ -209,7 +211,7 @@ if TYPE_CHECKING:
     from convy.compare.gate import GateDecision
     from convy.compare.statistics import Rate, Unknown
     from convy.compare.summary import Summary, Summed
-    from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures
+    from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures, JudgeFingerprint
     from convy.conduct.calibration import Calibration
     from convy.conduct.estimate import Estimating
     from convy.conduct.labelling import LabelDraw, LabelledRun, LabelName, LabelSink, Unlabelled

@@ -229,6 +229,8 @@ def test_the_fingerprint_names_the_votes_so_a_calibration_with_other_votes_is_ma
     (folder / "labels").mkdir()
     (folder / "labels" / "set.yaml").write_text(LABELS)
 
+    said: list[str] = []
+
     def calibrate(judge: ModelServer, *extra: str) -> int:
         before = len(judge.requests)
         done = convy(
@@ -243,6 +245,7 @@ def test_the_fingerprint_names_the_votes_so_a_calibration_with_other_votes_is_ma
             cwd=folder,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+        said.append(done.stdout)
         return len(judge.requests) - before
 
     with ModelServer(lambda r: decision(True)) as judge:
@@ -251,6 +254,9 @@ def test_the_fingerprint_names_the_votes_so_a_calibration_with_other_votes_is_ma
         assert calibrate(judge, "--judge-votes", "3") == 9, "other votes: another judge, three calls each"
         assert calibrate(judge, "--judge-votes", "3") == 0
         assert calibrate(judge, "--judge-votes", "3", "--vote-temperature", "0.5") == 9
+        assert calibrate(judge, "--judge-votes", "failing") == 3, "every claim held: one call each"
+    assert "1 vote," in said[0] and "3 votes (later ones at temperature 0.5)" in said[4]
+    assert "1 vote, 3 where a claim fails" in said[5]
     lines = [
         json.loads(line)
         for path in sorted((folder / "results" / "calibration").glob("*/calibration.jsonl"))

@@ -64,6 +64,16 @@ class Calibrating:
             return EXIT_PASS
         return EXIT_CONFIG
 
+    def votes(self, judge: convy.JudgeFingerprint) -> str:
+        """How the judge votes: `1 vote`, `3 votes at temperature 1`, `votes: failing`."""
+        if judge.votes == "failing":
+            shown = "1 vote, 3 where a claim fails"
+        else:
+            shown = Plural(int(judge.votes), "vote").text()
+        if judge.votes != "1" or judge.panel:
+            shown += f" (later ones at temperature {judge.temperature:g})"
+        return shown
+
     def show(self, done: convy.Calibrated) -> None:
         out = self._console.out
         file = done.file
@@ -71,7 +81,7 @@ class Calibrating:
         used = len(done.lines)
         out.write(
             f"convy: the judge {Untrusted(text=judge.model).console(100)!r} ({judge.origin}, prompt "
-            f"{judge.prompt}, {Plural(int(judge.votes), 'vote').text()}, "
+            f"{judge.prompt}, {self.votes(judge)}, "
             f"{'no panel' if not judge.panel else 'panel ' + ', '.join(judge.panel)}) "
             f"on {Plural(used, 'labelled attempt').text()} "
             f"({done.reused} reused: no judge call)\n"
