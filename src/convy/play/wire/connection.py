@@ -21,13 +21,14 @@ import msgspec
 from httpx_sse import SSEError
 
 from convy.play.agent import AgentFailure, Answer, Message, SessionNotEnded
-from convy.play.busy import Busy, Hints
+from convy.play.busy import Busy, Clock, Hints, WallClock
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.lanes import Handover
 from convy.play.outcome import SpanKind
 from convy.play.trace import TraceContext
-from convy.play.wire.dialect import Ask, Dialect, Resend
+from convy.play.wire.dialect import Ask, Dialect, Pending, Resend
 from convy.play.wire.oauth import AccessToken
+from convy.play.wire.polling import Polling
 from convy.play.wire.reading import MOST_BYTES, MOST_RAW, AgentReply, Found, Limited, Spoken, Undecodable
 from convy.play.wire.session import Received, SessionCalls
 from convy.play.wire.spec import AgentSpec, Shown
@@ -58,6 +59,12 @@ class Line(msgspec.Struct, frozen=True, kw_only=True):
     traced: bool = True
     """Whether its requests carry the attempt's `traceparent` (trace-context; off too when the
     agent file sets a `traceparent` header of its own, which then goes as it is)."""
+    turned_down: Callable[[AgentFailure, object], None]
+    """What the dialect learns from a turn (its JSON body) refused with an HTTP error: Resend when
+    it learned how to send it (A2A's version, from a 400 that names the method)."""
+    patience: float = 60.0
+    """How long after a turn is sent an answer still at work is asked after (the turn timeout)."""
+    clock: Clock = msgspec.field(default_factory=WallClock)
 
     def masked(self) -> Masked:
         """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""
@@ -198,9 +205,22 @@ class JsonConnection:
         dialect = agent.dialect
         url = agent.spec.url.replace("$session", quote(self._session, safe=""))
         headers = self.headers(ACCEPT[agent.spec.stream], dialect.headers())
-        body = msgspec.json.encode(dialect.body(ask))
+        body = dialect.body(ask)
+        started = agent.clock.now()
+        try:
+            return await self.asked(url, headers, body)
+        except AgentFailure as failure:
+            agent.turned_down(failure, body)
+            raise
+        except Pending as pending:
+            polled = self.headers(ACCEPT["none"], dialect.headers())
+            polls = Polling(agent.clock, agent.patience, agent.shown_url(url))
+            return await polls.answer(pending, started, lambda body: self.asked(url, polled, body))
+
+    async def asked(self, url: str, headers: httpx.Headers, body: object) -> tuple[AgentReply, object]:
+        """One request of a turn (`body` its JSON) and its answer."""
         sent = time.monotonic()
-        async with self.streamed("POST", url, body, headers, kind="turn") as response:
+        async with self.streamed("POST", url, msgspec.json.encode(body), headers, kind="turn") as response:
             return await self.read(response, sent)
 
     async def read(self, response: httpx.Response, sent: float) -> tuple[AgentReply, object]:
