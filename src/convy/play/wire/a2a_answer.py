@@ -102,7 +102,8 @@ class State(msgspec.Struct, frozen=True):
 
 class TaskText:
     """What one answer of an A2A agent says, taken from its result or its events in order: a
-    Message's text parts (joined by new lines, as the SDK joins them); else a Task's artifacts,
+    Message's text parts (joined by new lines, as the SDK joins them; Messages streamed one after
+    another under one messageId are chunks of one, joined with "", as agno streams); else a Task's artifacts,
     each artifact's text parts joined with "" (the chunks of one artifact arrive as separate parts,
     or as artifact updates that `append`), the artifacts by new lines; else the text of the task's
     final status message; else, when its history holds no user message, the history's agent
@@ -119,6 +120,7 @@ class TaskText:
         self._state = ""
         self._status: list[str] = []
         self._history: list[str] = []
+        self._message = ""
         self._task = ""
         self._context = ""
         self._usage: Usage | None = None
@@ -138,8 +140,16 @@ class TaskText:
                 self._task = task
             match kind:
                 case "message":
-                    self._said = Parts(piece.get("parts")).texts()
-                    added += self._said
+                    texts = Parts(piece.get("parts")).texts()
+                    key = piece.get("messageId")
+                    key = key if isinstance(key, str) else ""
+                    if self._said is not None and key and key == self._message:
+                        last = self._said[-1:] or [""]
+                        self._said = [*self._said[:-1], last[0] + "".join(texts)]
+                    else:
+                        self._said = texts
+                    self._message = key
+                    added += texts
                 case "task":
                     artifacts = piece.get("artifacts")
                     for artifact in artifacts if isinstance(artifacts, list) else ():
