@@ -81,10 +81,10 @@ LEGACY = Form(
 
 class Version:
     """The form a run speaks to its agent, shared by all its conversations: named by the agent file
-    or the card, or
-    1.0 tried first. While it is a guess, the ids of the requests sent on it are kept: an answer to
-    one of them settles 1.0; a refusal of one of them (even one that arrives after another
-    conversation's taught 0.3) settles 0.3 and has its turn sent again. Settled, it never changes."""
+    or the card, or 1.0 tried first. While it is a guess, the ids of the requests sent on it are
+    kept: an answer to one of them settles 1.0; a refusal of one of them (even one that arrives
+    after another conversation's taught 0.3) settles 0.3 and has its turn sent again. Settled, it
+    never changes."""
 
     def __init__(self) -> None:
         self.form = ONE
