@@ -1,4 +1,5 @@
-"""Shared fixtures: the environment cleared of settings, and a copy of the demo project."""
+"""Shared fixtures: the environment cleared of settings, a copy of the demo project, and agno's
+AgentOS started once per session."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.servers.agno_server import AGNO, AgnoOs
 
 DEMO = Path(__file__).resolve().parent.parent / "src" / "convy" / "demo" / "project"
 
@@ -27,3 +30,17 @@ def demo_project(tmp_path: Path) -> Iterator[Path]:
     target = tmp_path / "project"
     shutil.copytree(DEMO, target)
     yield target
+
+
+@pytest.fixture(scope="session")
+def agno_os() -> Iterator[AgnoOs]:
+    """agno's AgentOS (A2A), started once for the session; skipped only outside CI when agno's own
+    virtual environment was never made."""
+    import os
+
+    if not AgnoOs.installed():
+        if os.environ.get("CI") or os.environ.get("TEST_AGNO"):
+            pytest.fail(f"agno is not installed at {AGNO}: .ci/run installs it")
+        pytest.skip(f"agno is not installed at {AGNO}: make .venv-agno as .ci/run does")
+    with AgnoOs() as server:
+        yield server

@@ -16,6 +16,8 @@ module named first on its line below); two are ValueErrors too, as readers of ru
      ├── Unread                   play.version: agent-version-url answered no build
      ├── Resend                   play.wire.dialect: the dialect learned how the agent must be spoken to;
      │                            the turn is sent again, once
+     ├── Pending                  play.wire.dialect: the answer is a task still at work; it is asked
+     │                            after until done or the turn's timeout
      ├── TokenRefused             play.wire.oauth: the OAuth2 token endpoint gave no token
      ├── Unreadable (ValueError)  store.journal: run.json cannot be read (truncated, not JSON, not a run)
      ├── RunInUse                 store.lock: another process is playing the run folder (it holds run.lock)

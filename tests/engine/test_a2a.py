@@ -14,7 +14,11 @@ import httpx
 import msgspec
 import pytest
 
+from convy.errors import ConfigurationError
+from convy.fakes import FakeClock
 from convy.play.agent import AgentFailure, Answer
+from convy.play.busy import Clock, WallClock
+from convy.play.wire.a2a_card import CardRead
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
 from tests.servers.a2a_agent import NAME, VERSION, A2aAgent, Seen
@@ -36,20 +40,20 @@ async def played(agent: JsonAgent, texts: list[str], key: str) -> list[Answer]:
         return [await conversation.reply(text) for text in texts]
 
 
-def talk(agent: AgentSpec, *talks: list[str]) -> tuple[str, list[list[Answer]]]:
+def talk(agent: AgentSpec, *talks: list[str], clock: Clock | None = None) -> tuple[str, list[list[Answer]]]:
     """The build ready() named, and each conversation's answers (one after the other, one agent)."""
 
     async def run() -> tuple[str, list[list[Answer]]]:
-        json_agent = JsonAgent(agent, 10.0)
+        json_agent = JsonAgent(agent, 10.0, clock=clock or WallClock())
         build = await json_agent.ready()
         return build, [await played(json_agent, texts, f"c{n}") for n, texts in enumerate(talks)]
 
     return asyncio.run(run())
 
 
-def failure(agent: AgentSpec) -> AgentFailure:
+def failure(agent: AgentSpec, clock: Clock | None = None) -> AgentFailure:
     with pytest.raises(AgentFailure) as caught:
-        talk(agent, ["Hi"])
+        talk(agent, ["Hi"], clock=clock)
     return caught.value
 
 
@@ -104,10 +108,37 @@ def test_a_task_says_its_artifact_chunks_joined_never_its_history_or_working_mes
 
 
 @pytest.mark.parametrize("stream", STREAMS)
-def test_a_task_left_working_said_nothing_though_its_status_message_did(stream: str) -> None:
+def test_a_task_left_working_is_asked_after_until_the_turn_timeout_and_names_its_state(stream: str) -> None:
+    clock = FakeClock()
     with A2aAgent() as server:
-        failed = failure(spec(f"{server.url}/quiet", stream=stream))
-    assert failed.reason == "empty_answer"
+        failed = failure(spec(f"{server.url}/quiet", stream=stream), clock=clock)
+    assert failed.reason == "timeout"
+    assert failed.detail == f'the task at {server.url}/quiet stayed "working" for 10 s'
+    assert "Looking into" not in failed.detail
+    assert clock.slept[:4] == [0.25, 0.375, 0.5625, 0.84375]
+    assert max(clock.slept) == 2.0
+    assert sum(clock.slept) == pytest.approx(10.0)
+    sent, *polls = server.seen("/quiet")
+    assert sent.method == SENT["1.0"][stream]
+    assert len(polls) == len(clock.slept)
+    assert {seen.method for seen in polls} == {"GetTask"}
+    assert {seen.body["params"]["id"] for seen in polls} == {server.heard[0].task}
+    assert all(version_of(seen) == "1.0" and seen.headers["accept"] == "application/json" for seen in polls)
+    assert len({seen.body["id"] for seen in server.seen("/quiet")}) == len(polls) + 1
+
+
+@pytest.mark.parametrize(("card", "asked"), [("both", "GetTask"), ("0.3", "tasks/get")])
+def test_a_task_answered_at_once_is_asked_after_until_it_is_done(card: str, asked: str) -> None:
+    with A2aAgent(card=card, at_once=True) as server:  # type: ignore[arg-type]
+        _, [answers] = talk(spec(f"{server.url}/later"), ["Hi", "Size 42"])
+    assert [answer.text for answer in answers] == ["Later: Hi", "Later: Size 42"]
+    sent = server.seen("/later")
+    first_polls = [seen for seen in sent if seen.method == asked][:2]
+    assert [seen.body["params"]["id"] for seen in first_polls] == [server.heard[0].task] * 2
+    assert [seen.method for seen in sent].count(asked) >= 4
+    second = next(seen for seen in sent[1:] if seen.method != asked)
+    assert second.message["contextId"] == server.heard[0].context
+    assert "taskId" not in second.message
 
 
 def test_the_card_names_the_build_and_1_0_wins_over_the_legacy_version() -> None:
@@ -291,6 +322,118 @@ def test_a_turn_refused_in_both_forms_is_sent_again_only_once() -> None:
     assert server.heard == []
 
 
+def test_a_0_3_server_that_answers_1_0_with_http_400_naming_the_method_teaches_0_3_once() -> None:
+    with A2aAgent(card="none", bad_request=True) as server:
+        _, answers = talk(spec(f"{server.url}/task"), ["Hi", "Size 42"], ["Red"])
+    assert [[answer.text for answer in talked] for talked in answers] == [
+        ["You said: Hi", "You said: Size 42"],
+        ["You said: Red"],
+    ]
+    assert [seen.method for seen in server.seen("/task")] == ["SendMessage"] + ["message/send"] * 3
+    assert [heard.text for heard in server.heard] == ["Hi", "Size 42", "Red"]
+
+
+def test_an_http_400_after_a_card_named_1_0_fails_the_attempt_with_the_agents_words() -> None:
+    with A2aAgent(card="1.0", bad_request=True) as server:
+        failed = failure(spec(f"{server.url}/task", stream="sse"))
+    assert failed.reason == "http_400"
+    assert "SendStreamingMessage" in failed.message
+    assert [seen.method for seen in server.seen("/task")] == ["SendStreamingMessage"]
+
+
+# The agent file's version and card
+
+
+@pytest.mark.parametrize(
+    ("version", "sent"), [("0.3", "message/send"), (0.3, "message/send"), (1.0, "SendMessage")]
+)
+def test_the_agent_files_version_is_spoken_over_the_cards(version: object, sent: str) -> None:
+    with A2aAgent(card="both") as server:
+        build, [answers] = talk(spec(f"{server.url}/task", version=version), ["Hi", "Size 42"])
+    assert build == BUILD
+    assert [answer.text for answer in answers] == ["You said: Hi", "You said: Size 42"]
+    assert [seen.method for seen in server.seen("/task")] == [sent, sent]
+
+
+def test_the_version_0_3_is_spoken_from_the_first_turn_without_a_card() -> None:
+    with A2aAgent(card="none", modern=False) as server:
+        _, [[answer]] = talk(spec(f"{server.url}/message", version="0.3"), ["Hi"])
+    assert answer.text == "echo: Hi\nAnything else?"
+    assert [seen.method for seen in server.seen("/message")] == ["message/send"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"version": 2}, "version must be 0.3 or 1.0"),
+        ({"version": "0.2"}, "version must be 0.3 or 1.0"),
+        ({"version": "1.0", "protocol": "openai-chat"}, "version and card belong to the a2a protocol"),
+        ({"card": "http://localhost/card.json", "protocol": "template", "answer": "a"}, "belong to the a2a"),
+    ],
+)
+def test_a_version_or_card_that_cannot_be_used_is_refused_with_the_setting_named(
+    fields: dict[str, object], said: str
+) -> None:
+    with pytest.raises(msgspec.ValidationError, match=said):
+        msgspec.convert({"url": "http://localhost/a2a", "protocol": "a2a", **fields}, AgentSpec)
+
+
+@pytest.mark.parametrize(
+    "path", ["/task/.well-known/agent-card.json", "/task/.well-known/agent.json", "/.well-known/agent.json"]
+)
+def test_the_card_is_found_beside_the_agents_path_and_under_its_older_name(path: str) -> None:
+    with A2aAgent(card="0.3", card_path=path, modern=False) as server:
+        build, [[answer]] = talk(spec(f"{server.url}/task"), ["Hi"])
+    assert build == BUILD
+    assert answer.text == "You said: Hi"
+    assert [seen.method for seen in server.seen("/task")] == ["message/send"]
+    looked = [seen.path for seen in server.requests if seen.body is None]
+    assert looked[-1] == path
+    assert looked == [each for each in CARDS_OF_TASK if each != path][: len(looked) - 1] + [path]
+
+
+CARDS_OF_TASK = [
+    "/task/.well-known/agent-card.json",
+    "/task/.well-known/agent.json",
+    "/.well-known/agent-card.json",
+    "/.well-known/agent.json",
+]
+
+
+def test_a_card_path_walks_up_the_agents_url_to_its_origin() -> None:
+    url = "https://agents.example/a2a/agents/support/v1/message:send?key=1"
+    urls = [str(each) for each in CardRead(spec(url)).urls]
+    assert urls[:2] == [
+        "https://agents.example/a2a/agents/support/v1/message:send/.well-known/agent-card.json",
+        "https://agents.example/a2a/agents/support/v1/message:send/.well-known/agent.json",
+    ]
+    assert "https://agents.example/a2a/agents/support/.well-known/agent-card.json" in urls
+    assert urls[-2:] == [
+        "https://agents.example/.well-known/agent-card.json",
+        "https://agents.example/.well-known/agent.json",
+    ]
+    assert len(urls) == 12
+
+
+def test_the_card_setting_is_read_alone() -> None:
+    with A2aAgent(card="0.3", card_path="/cards/shop.json", modern=False) as server:
+        build, [[answer]] = talk(spec(f"{server.url}/task", card=f"{server.url}/cards/shop.json"), ["Hi"])
+    assert build == BUILD
+    assert answer.text == "You said: Hi"
+    assert [seen.path for seen in server.requests if seen.body is None] == ["/cards/shop.json"]
+
+
+def test_a_card_setting_that_gives_no_card_is_a_configuration_error() -> None:
+    with A2aAgent(card="both") as server, pytest.raises(ConfigurationError) as caught:
+        talk(spec(f"{server.url}/task", card=f"{server.url}/cards/missing.json?key=secret"), ["Hi"])
+    assert caught.value.where == "card"
+    assert (
+        caught.value.message
+        == f"the agent card at {server.url}/cards/missing.json could not be read: HTTP 404"
+    )
+    assert server.seen("/task") == []
+
+
 # The card read: the agent's headers and bearer; no card is no failure
 
 
@@ -300,8 +443,9 @@ def test_the_card_and_the_turns_are_asked_with_the_oauth2_bearer() -> None:
         build, [[answer]] = talk(spec(f"{server.url}/message", auth={"oauth2": oauth}), ["Hi"])
     assert build == BUILD
     assert answer.text == "echo: Hi\nAnything else?"
-    card, turn = [seen for seen in server.requests if seen.path != "/oauth/token"]
-    assert card.headers["authorization"] == turn.headers["authorization"] == "Bearer tok-a2a-1234567890"
+    *cards, turn = [seen for seen in server.requests if seen.path != "/oauth/token"]
+    assert [card.path for card in cards][-1] == "/.well-known/agent-card.json"
+    assert {seen.headers["authorization"] for seen in [*cards, turn]} == {"Bearer tok-a2a-1234567890"}
 
 
 def test_no_card_and_no_agent_is_no_build_and_no_failure_before_the_run() -> None:

@@ -28,8 +28,9 @@ from convy.play.model import Models, OpenAiModel
 from convy.play.outcome import Outcome
 from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
-from convy.play.wire.spec import AgentSpec, TokenPaths
+from convy.play.wire.spec import AgentSpec
 from convy.play.wire.tls import Tls
+from convy.play.wire.tokens import TokenPaths
 from convy.project.document import Declaration
 from convy.project.scenario import Scenario
 from convy.store.runfile import Limits, Provenance

@@ -1,8 +1,9 @@
 """Every agent example of the README's "Agents" section, played as written by `convy run` against a
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
-frameworks' own servers (tests/servers/frameworks.py), a Responses API server, and an a2a-sdk
-agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
+frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk agent,
+pydantic-ai's A2A server (fasta2a) and agno's AgentOS. Only `${VAR}`s are filled in; each example's
+file is the README's text."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ import pytest
 
 from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.a2a_agent import A2aAgent
+from tests.servers.agno_server import AGENT, AgnoOs, remembering
+from tests.servers.fasta2a_agent import PydanticShop
 from tests.servers.frameworks import TOOL_TEXT, FrameworkServer
 from tests.servers.litellm_proxy import KEY, LiteLLMProxy
+from tests.servers.models import ModelServer
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 
@@ -52,6 +56,8 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "oauth2",
         "openai-responses",
         "a2a",
+        "a2a-pydantic-ai",
+        "a2a-agno",
     ]
 
 
@@ -200,3 +206,23 @@ def test_a2a(tmp_path: Path) -> None:
         played(tmp_path, "a2a", {"A2A_URL": f"{agent.url}/task"})
         run = json.loads(next((tmp_path / "project" / "results").glob("*/*/run.json")).read_text())
     assert run["agent_version"] == "Shoe Shop 2.4.1"
+
+
+def agent_version(tmp_path: Path) -> object:
+    return json.loads(next((tmp_path / "project" / "results").glob("*/*/run.json")).read_text())[
+        "agent_version"
+    ]
+
+
+def test_a2a_pydantic_ai(tmp_path: Path) -> None:
+    with ModelServer(remembering) as model, PydanticShop(model.url) as shop:
+        played(tmp_path, "a2a-pydantic-ai", {"PYDANTIC_AI_URL": shop.url.rstrip("/")})
+    assert agent_version(tmp_path) == "Shoe Shop 3.1.0"
+    assert len(model.processed) == 4
+
+
+def test_a2a_agno(tmp_path: Path, agno_os: AgnoOs) -> None:
+    before = len(agno_os.model.processed)
+    played(tmp_path, "a2a-agno", {"AGENT_OS": agno_os.url, "AGENT_ID": AGENT})
+    assert agent_version(tmp_path) == "Shoe Shop 1.0.0"
+    assert len(agno_os.model.processed) - before == 4

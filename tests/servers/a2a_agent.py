@@ -17,16 +17,22 @@ every agent answers whole or streamed, as it is asked:
   JSON-RPC error -32004.
 * `/break` — streams one artifact chunk (`Partial`), then the agent raises (`the shop went down`):
   a JSON-RPC error -32603, in the stream as an SSE `error` event.
+* `/later` — a Task that stays `working` until the server has been asked after it (`GetTask`,
+  `tasks/get`) twice, then says the artifact `Later: <text>` and completes; with `at_once` the
+  server answers the message before that, as the task stands.
 
 The agent card (`/.well-known/agent-card.json`, named `Shoe Shop` version `2.4.1`) names the
 versions of `card`: "both" (1.0 and 0.3 interfaces; the SDK adds the legacy top-level
-`protocolVersion: 0.3`), "1.0", "0.3", or "none" (no card: 404). Switches for what real deployments
-do: `modern=False` takes the SDK dispatcher's 1.0 methods away, so `SendMessage` is answered as an
-a2a-sdk 0.3 server answers it (-32601 method not found); `legacy=False` turns the 0.3 layer off;
-`strip=True` puts a proxy in front that drops the `A2A-Version` header (the SDK then answers a 1.0
-request -32009 version not supported); `bearer` makes every request but `POST /oauth/token` (which
-hands that bearer out, OAuth2 client credentials) need it, else 401; `gather` holds the first
-`gather` 1.0 requests until all of them arrived, so they are refused together.
+`protocolVersion: 0.3`), "1.0", "0.3", or "none" (no card: 404), served at `card_path`. Switches for
+what real deployments do: `modern=False` takes the SDK dispatcher's 1.0 methods away, so
+`SendMessage` is answered as an a2a-sdk 0.3 server answers it (-32601 method not found);
+`legacy=False` turns the 0.3 layer off; `strip=True` puts a proxy in front that drops the
+`A2A-Version` header (the SDK then answers a 1.0 request -32009 version not supported); `bearer`
+makes every request but `POST /oauth/token` (which hands that bearer out, OAuth2 client credentials)
+need it, else 401; `gather` holds the first `gather` 1.0 requests until all of them arrived, so they
+are refused together; `at_once` asks the SDK to answer each message at once (`returnImmediately` in
+1.0, `blocking: false` in 0.3), as fasta2a and agno's background runs do; `bad_request` answers a
+1.0 method as agno's 0.3-only A2A server (FastAPI) does: HTTP 400 whose detail names the method.
 
 Every request is recorded as Seen (path, headers, JSON body); every message an agent acted on as
 Heard (its path, the text, the contextId and the task id the SDK gave it)."""
@@ -56,10 +62,17 @@ from starlette.types import Receive, Scope, Send
 
 from tests.servers.asgi import Served
 
-AGENTS = ("message", "task", "quiet", "fail", "reject", "ask", "refuse", "break")
+AGENTS = ("message", "task", "quiet", "fail", "reject", "ask", "refuse", "break", "later")
 NAME = "Shoe Shop"
 VERSION = "2.4.1"
 MODERN = ("SendMessage", "SendStreamingMessage")
+POLLS = ("GetTask", "tasks/get")
+SENDS = ("SendMessage", "message/send")
+BAD_REQUEST = (
+    "Invalid A2A request: 1 validation error for SendMessageRequest\nmethod\n  Input should be "
+    "'message/send' [type=literal_error, input_value='{}', input_type=str]"
+)
+"""agno's detail for a request of a method it does not serve (pydantic's error on `method`)."""
 Cards = Literal["both", "1.0", "0.3", "none"]
 
 
@@ -94,9 +107,16 @@ class Heard:
 class Shop(AgentExecutor):
     """The agent at one path (one of AGENTS)."""
 
-    def __init__(self, name: str, heard: list[Heard]) -> None:
+    def __init__(self, name: str, heard: list[Heard], requests: list[Seen]) -> None:
         self.name = name
         self.heard = heard
+        self.requests = requests
+
+    async def asked_after(self, times: int) -> None:
+        """Until the server was asked after a task `times` times (20 s at most)."""
+        deadline = time.monotonic() + 20
+        while sum(seen.method in POLLS for seen in self.requests) < times and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input()
@@ -126,6 +146,10 @@ class Shop(AgentExecutor):
                 await updater.complete(said(updater, "Done."))
             case "quiet":
                 return
+            case "later":
+                await self.asked_after(2)
+                await updater.add_artifact([Part(text=f"Later: {text}")], artifact_id="answer")
+                await updater.complete()
             case "fail":
                 await updater.failed(said(updater, f"No stock for {text}"))
             case "reject":
@@ -139,6 +163,13 @@ class Shop(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise UnsupportedOperationError(message="nothing to cancel")
+
+
+def immediate(request: dict[str, Any]) -> dict[str, Any]:
+    """A SendMessage (`message/send`) request asking to be answered at once, the task as it stands."""
+    setting = {"returnImmediately": True} if request["method"] == "SendMessage" else {"blocking": False}
+    params = request["params"]
+    return {**request, "params": {**params, "configuration": {**params.get("configuration", {}), **setting}}}
 
 
 def said(updater: TaskUpdater, text: str) -> Message:
@@ -164,6 +195,9 @@ class A2aAgent:
     strip: bool = False
     bearer: str = ""
     gather: int = 0
+    at_once: bool = False
+    bad_request: bool = False
+    card_path: str = "/.well-known/agent-card.json"
     requests: list[Seen] = field(default_factory=list)
     heard: list[Heard] = field(default_factory=list)
     _served: Served | None = None
@@ -196,9 +230,9 @@ class A2aAgent:
         card = self.agent_card()
         routes: list[BaseRoute] = [Route("/oauth/token", self.token, methods=["POST"])]
         if self.card != "none":
-            routes += create_agent_card_routes(card)
+            routes += create_agent_card_routes(card, card_url=self.card_path)
         for name in AGENTS:
-            handler = DefaultRequestHandler(Shop(name, self.heard), InMemoryTaskStore(), card)
+            handler = DefaultRequestHandler(Shop(name, self.heard, self.requests), InMemoryTaskStore(), card)
             if self.modern:
                 routes += create_jsonrpc_routes(handler, f"/{name}", enable_v0_3_compat=self.legacy)
             else:
@@ -237,6 +271,12 @@ class A2aAgent:
         ):
             await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
             return
+        if self.bad_request and seen.method in MODERN:
+            detail = BAD_REQUEST.format(seen.method)
+            await JSONResponse({"detail": detail}, status_code=400)(scope, receive, send)
+            return
+        if self.at_once and seen.method in SENDS:
+            body = json.dumps(immediate(seen.body)).encode()
         if self.strip:
             scope = {**scope, "headers": [(n, v) for n, v in scope["headers"] if n.lower() != b"a2a-version"]}
         if seen.method in MODERN and len(self._gathered) < self.gather:

@@ -15,13 +15,14 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class Served:
-    """`app` served on 127.0.0.1 from `start()` to `stop()`; `url` is its base address once started."""
+    """`app` served on 127.0.0.1 from `start()` to `stop()`; `url` is its base address once started.
+    With `lifespan` the app's startup and shutdown are run (a framework's app that starts workers)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, lifespan: bool = False) -> None:
         self._socket = socket.socket()
         config = uvicorn.Config(
             app,
-            lifespan="off",
+            lifespan="on" if lifespan else "off",
             log_config=None,
             log_level="critical",
             access_log=False,

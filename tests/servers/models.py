@@ -4,7 +4,9 @@
 Canned HTTP response (an error status, Retry-After, a body that is not a completion...). Every
 request is recorded (`requests`, `headers`); the ones answered with a completion also in
 `processed`. Usage is reported from lengths: prompt_tokens is the characters of all messages'
-content, completion_tokens the characters of the reply."""
+content, completion_tokens the characters of the reply. A request with `"stream": true` is answered
+as an event stream of chunks (one per word of the reply, then the finish, the usage when
+`stream_options.include_usage` asks for it, and `[DONE]`), as agent frameworks ask a model."""
 
 from __future__ import annotations
 
@@ -84,6 +86,8 @@ class ModelServer:
             return answered.triple()
         with self._lock:
             self.processed.append(request)
+        if request.get("stream") is True:
+            return 200, {"Content-Type": "text/event-stream"}, self.streamed(request, answered)
         completion: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -93,12 +97,35 @@ class ModelServer:
             ],
         }
         if self._usage:
-            completion["usage"] = {
-                "prompt_tokens": sum(len(message["content"]) for message in request["messages"]),
-                "completion_tokens": len(answered),
-                "total_tokens": 0,
-            }
+            completion["usage"] = self.usage(request, answered)
         return 200, {"Content-Type": "application/json"}, json.dumps(completion).encode()
+
+    def usage(self, request: Request, answered: str) -> dict[str, int]:
+        prompt = sum(
+            len(message["content"]) for message in request["messages"] if isinstance(message["content"], str)
+        )
+        return {"prompt_tokens": prompt, "completion_tokens": len(answered), "total_tokens": 0}
+
+    def streamed(self, request: Request, answered: str) -> bytes:
+        """The reply as chat-completion chunks: the role, a chunk per word, the finish, the usage."""
+        base = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "model": "scripted",
+        }
+        words = [word + " " for word in answered.split(" ")]
+        words[-1] = words[-1][:-1]
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}] + [
+            {"content": w} for w in words
+        ]
+        chunks = [
+            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas
+        ]
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if self._usage and request.get("stream_options", {}).get("include_usage"):
+            chunks.append({**base, "choices": [], "usage": self.usage(request, answered)})
+        events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+        return "".join(events).encode()
 
 
 # Error answers as real servers send them, for the model server above to give back.

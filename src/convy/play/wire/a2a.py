@@ -1,9 +1,11 @@
 """A2A (DESIGN §14.1) as the official a2a-sdk speaks it: JSON-RPC 2.0 over HTTP POST, in the 1.0
 form or the 0.3 form.
 
-The version to speak is named by the agent card (a2a_card.py) or, without one, 1.0 is tried and a
-refusal (-32601 method not found, -32009 version not supported) teaches 0.3 once for the whole run,
-the refused turn sent again. What an answer says is read by a2a_answer.py, whole or event by event."""
+The version to speak is named by the agent file (`version`), else by the agent card (a2a_card.py),
+else 1.0 is tried and a refusal (-32601 method not found, -32009 version not supported, or an HTTP
+400 whose words name the method) teaches 0.3 once for the whole run, the refused turn sent again.
+A task still at work is asked after with `tasks/get` (`GetTask`). What an answer says is read by
+a2a_answer.py, whole or event by event."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from convy.play.agent import AgentFailure
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.a2a_answer import TaskText
 from convy.play.wire.a2a_card import CardRead, Number
-from convy.play.wire.dialect import Ask, Fold, Resend
+from convy.play.wire.dialect import Ask, Fold, Pending, Resend
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.spec import AgentSpec
@@ -38,6 +40,8 @@ class Form(msgspec.Struct, frozen=True, kw_only=True):
     """The JSON-RPC method of a whole answer."""
     stream: str
     """The method of a streamed one."""
+    get: str
+    """The method that asks after a task."""
     role: str
     kinds: bool
     """Whether the message and its parts say their `kind` (0.3)."""
@@ -54,19 +58,33 @@ class Form(msgspec.Struct, frozen=True, kw_only=True):
         method = self.stream if streamed else self.send
         return {"jsonrpc": "2.0", "id": id, "method": method, "params": {"message": message}}
 
+    def poll(self, task: str) -> dict[str, object]:
+        """The JSON-RPC request that asks after the task `task` (a new request id)."""
+        return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": self.get, "params": {"id": task}}
+
     def headers(self) -> Mapping[str, str]:
         return {VERSION_HEADER: self.number} if self.number == "1.0" else {}
 
 
-ONE = Form(number="1.0", send="SendMessage", stream="SendStreamingMessage", role="ROLE_USER", kinds=False)
-LEGACY = Form(number="0.3", send="message/send", stream="message/stream", role="user", kinds=True)
+ONE = Form(
+    number="1.0",
+    send="SendMessage",
+    stream="SendStreamingMessage",
+    get="GetTask",
+    role="ROLE_USER",
+    kinds=False,
+)
+LEGACY = Form(
+    number="0.3", send="message/send", stream="message/stream", get="tasks/get", role="user", kinds=True
+)
 
 
 class Version:
-    """The form a run speaks to its agent, shared by all its conversations: named by the card, or
-    1.0 tried first. While it is a guess, the ids of the requests sent on it are kept: an answer to
-    one of them settles 1.0; a refusal of one of them (even one that arrives after another
-    conversation's taught 0.3) settles 0.3 and has its turn sent again. Settled, it never changes."""
+    """The form a run speaks to its agent, shared by all its conversations: named by the agent file
+    or the card, or 1.0 tried first. While it is a guess, the ids of the requests sent on it are
+    kept: an answer to one of them settles 1.0; a refusal of one of them (even one that arrives
+    after another conversation's taught 0.3) settles 0.3 and has its turn sent again. Settled, it
+    never changes."""
 
     def __init__(self) -> None:
         self.form = ONE
@@ -74,7 +92,7 @@ class Version:
         self._guesses: set[str] = set()
 
     def named(self, number: Number) -> None:
-        """The card named the version."""
+        """The agent file or the card named the version ("": it did not)."""
         if number:
             self.form = ONE if number == "1.0" else LEGACY
             self.settled = True
@@ -110,12 +128,13 @@ class Version:
 
 class A2a:
     """The A2A dialect of one agent (`spec`, its URL as errors show it `shown`), shared by the
-    run's conversations: its Version is learned once."""
+    run's conversations: its Version is named by the agent file, or learned once."""
 
     def __init__(self, spec: AgentSpec, shown: str) -> None:
         self.spec = spec
         self.shown = shown
         self.version = Version()
+        self.version.named(spec.speaks)
         self.masked = Masked(spec.secrets())
 
     async def ready(
@@ -124,7 +143,8 @@ class A2a:
         """Read the agent card (with the agent's headers and bearer) for the version to speak; the
         build it names ("name version"), or "" when no card is served."""
         card = await CardRead(self.spec).card(client, headers, tokens)
-        self.version.named(card.number)
+        if not self.version.settled:
+            self.version.named(card.number)
         return card.build
 
     def body(self, ask: Ask) -> object:
@@ -146,7 +166,28 @@ class A2a:
         if not text.seen:
             raise AgentFailure("bad_answer", f"the answer from {self.shown} is not an A2A message or task")
         text.counted(self.spec.tokens.usage(data))
+        return self.done(text)
+
+    def done(self, text: TaskText) -> AgentReply:
+        """The answer `text` holds; Pending (the request that asks after its task) while it is a
+        task still at work."""
+        state, task = text.unfinished
+        if task:
+            raise Pending(self.version.form.poll(task), state)
         return text.reply()
+
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        """A turn (`body`) refused with an HTTP error: Resend when it was sent in 1.0 on the guess
+        and the agent's words, with HTTP 400, name the method (agno's 0.3-only server answers
+        `SendMessage` so), teaching 0.3 once as -32601 does; else it settles nothing."""
+        if not isinstance(body, dict):
+            return
+        method = body.get("method")
+        names = {ONE.send: (ONE.send, LEGACY.send), ONE.stream: (ONE.stream, LEGACY.stream)}
+        named = isinstance(method, str) and any(name in failure.message for name in names.get(method, ()))
+        if failure.status == 400 and named and self.version.refused(body.get("id")):
+            raise Resend
+        self.version.forget(body.get("id"))
 
     def fold(self) -> Fold:
         return Streamed(self, TaskText(self.shown, self.masked))
@@ -194,4 +235,4 @@ class Streamed:
         return self._text.take(data["result"])
 
     def reply(self) -> AgentReply:
-        return self._text.reply()
+        return self._dialect.done(self._text)

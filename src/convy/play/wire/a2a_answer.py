@@ -1,7 +1,7 @@
 """What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): a JSON-RPC result or a
-streamed event's (a message, a task, a status update or an artifact update), with its parts' text
-and a task's state (named the 0.3 way), gathered into the text an answer says — from its result, or
-from its events one by one — with the contextId to carry on."""
+streamed event's (a message, a task, a status or artifact update, a task asked after), its parts'
+text and a task's state (named the 0.3 way) gathered into the text an answer says, with the
+contextId to carry on and, for a task still at work, its id to ask after."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ INTERIM = frozenset({"", "unspecified", "unknown", "submitted", "working"})
 """States of a task still at work: their status messages are never the answer."""
 ENDED_BADLY = frozenset({"failed", "rejected", "canceled"})
 """States in which a task gave no answer: the attempt fails with the status text."""
+AT_WORK = frozenset({"submitted", "working"})
+"""States of a task that is not done yet: it is asked after (tasks/get) until it is."""
 
 
 class RpcResult(msgspec.Struct, frozen=True):
     """A JSON-RPC `result` of an A2A agent, in the 1.0 form (`{"message": …}`, `{"task": …}`,
     `{"statusUpdate": …}`, `{"artifactUpdate": …}`) or the 0.3 form (the object itself, with its
-    `kind`)."""
+    `kind`); a 1.0 `GetTask` result is the Task itself, with neither (its `id` and `status`)."""
 
     value: object
 
@@ -39,10 +41,10 @@ class RpcResult(msgspec.Struct, frozen=True):
         if isinstance(kind, str) and kind in KINDS:
             yield KINDS[kind], value
             return
-        for key, name in PIECES.items():
-            piece = value.get(key)
-            if isinstance(piece, dict):
-                yield name, piece
+        pieces = [(name, value[key]) for key, name in PIECES.items() if isinstance(value.get(key), dict)]
+        if not pieces and "kind" not in value and "id" in value and isinstance(value.get("status"), dict):
+            pieces = [("task", value)]
+        yield from pieces
 
 
 class Parts(msgspec.Struct, frozen=True):
@@ -56,6 +58,34 @@ class Parts(msgspec.Struct, frozen=True):
             return []
         parts = [part for part in self.value if isinstance(part, dict) and part.get("kind", "text") == "text"]
         return [part["text"] for part in parts if isinstance(part.get("text"), str)]
+
+
+class History(msgspec.Struct, frozen=True):
+    """A Task's `history`: the messages of the conversation so far, as the server keeps them."""
+
+    value: object
+
+    def answer(self) -> list[str]:
+        """The text of its agent messages when it holds no user message — a server that puts its
+        answer there (agno writes its reply as the task's only history message); else nothing,
+        since a history that holds the user's message holds interim status messages too."""
+        if not isinstance(self.value, list):
+            return []
+        messages = [message for message in self.value if isinstance(message, dict)]
+        if any(Role(message.get("role")).name == "user" for message in messages):
+            return []
+        agents = [message for message in messages if Role(message.get("role")).name == "agent"]
+        return [text for message in agents for text in Parts(message.get("parts")).texts()]
+
+
+class Role(msgspec.Struct, frozen=True):
+    """A message's role as 0.3 names it: `ROLE_AGENT` (1.0) is `agent`."""
+
+    value: object
+
+    @property
+    def name(self) -> str:
+        return self.value.removeprefix("ROLE_").lower() if isinstance(self.value, str) else ""
 
 
 class State(msgspec.Struct, frozen=True):
@@ -72,12 +102,15 @@ class State(msgspec.Struct, frozen=True):
 
 class TaskText:
     """What one answer of an A2A agent says, taken from its result or its events in order: a
-    Message's text parts (joined by new lines, as the SDK joins them); else a Task's artifacts,
+    Message's text parts (joined by new lines, as the SDK joins them; Messages streamed one after
+    another under one messageId are chunks of one, joined with "", as agno streams); else a Task's artifacts,
     each artifact's text parts joined with "" (the chunks of one artifact arrive as separate parts,
     or as artifact updates that `append`), the artifacts by new lines; else the text of the task's
-    final status message. A task's history and its interim (`working`) status messages are never
-    said. The contextId is carried to the next turn, never a task id. A task that ended failed,
-    rejected or canceled fails the attempt (`a2a_task_<state>`) with its status text."""
+    final status message; else, when its history holds no user message, the history's agent
+    messages (History). Its interim (`working`) status messages are never said. The contextId is
+    carried to the next turn, never a task id; a task still at work (`unfinished`) has its id kept
+    to be asked after. A task that ended failed, rejected or canceled fails the attempt
+    (`a2a_task_<state>`) with its status text."""
 
     def __init__(self, shown: str, masked: Masked) -> None:
         self._shown = shown
@@ -86,6 +119,9 @@ class TaskText:
         self._artifacts: dict[str, list[str]] = {}
         self._state = ""
         self._status: list[str] = []
+        self._history: list[str] = []
+        self._message = ""
+        self._task = ""
         self._context = ""
         self._usage: Usage | None = None
         self.seen = False
@@ -99,20 +135,40 @@ class TaskText:
             context = piece.get("contextId")
             if isinstance(context, str) and context:
                 self._context = context
+            task = piece.get("id" if kind == "task" else "taskId")
+            if kind != "message" and isinstance(task, str) and task:
+                self._task = task
             match kind:
                 case "message":
-                    self._said = Parts(piece.get("parts")).texts()
-                    added += self._said
+                    texts = Parts(piece.get("parts")).texts()
+                    key = piece.get("messageId")
+                    key = key if isinstance(key, str) else ""
+                    if self._said is not None and key and key == self._message:
+                        last = self._said[-1:] or [""]
+                        self._said = [*self._said[:-1], last[0] + "".join(texts)]
+                    else:
+                        self._said = texts
+                    self._message = key
+                    added += texts
                 case "task":
                     artifacts = piece.get("artifacts")
                     for artifact in artifacts if isinstance(artifacts, list) else ():
                         added += self.artifact(artifact, append=False)
+                    self._history = History(piece.get("history")).answer()
                     self.status(piece.get("status"))
                 case "status":
                     self.status(piece.get("status"))
                 case _:
                     added += self.artifact(piece.get("artifact"), append=piece.get("append") is True)
         return "".join(added)
+
+    @property
+    def unfinished(self) -> tuple[str, str]:
+        """(state, task id) of a task still at work (submitted, working) that has an id to ask
+        after; ("", "") for an answer that is done."""
+        if self._said is None and self._state in AT_WORK and self._task:
+            return self._state, self._task
+        return "", ""
 
     def counted(self, usage: Usage | None) -> None:
         """The tokens an answer (or the last event that had them) reported."""
@@ -155,7 +211,8 @@ class TaskText:
         if self._said is not None:
             return "\n".join(self._said)
         artifacts = ("".join(parts) for parts in self._artifacts.values())
-        return "\n".join(text for text in artifacts if text) or "\n".join(self._status)
+        said = "\n".join(text for text in artifacts if text) or "\n".join(self._status)
+        return said or "\n".join(self._history)
 
     def said(self) -> str:
         """The final status message as the agent's own words: one line, secrets masked."""

@@ -1,34 +1,39 @@
-"""An A2A agent's card (DESIGN §14.1): what the card at `<origin>/.well-known/agent-card.json` says
-about the version to speak and the build that answers, asked for once before the run with the
-agent's headers and OAuth2 bearer. No card (an error status, no connection, not JSON) is the empty
-card: the run goes on, 1.0 first."""
+"""An A2A agent's card (DESIGN §14.1): the version to speak and the build that answers, asked for
+once before the run with the agent's headers and bearer, at the agent file's `card` URL, else beside
+the agent URL's path and each path above it (`.well-known/agent-card.json`, the older `agent.json`).
+None found is the empty card (1.0 first); a `card` URL that gives none is a configuration error."""
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import Callable
-from typing import Literal
 
 import httpx
 import msgspec
 
+from convy.errors import ConfigurationError
 from convy.play.version import MOST
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.reading import Limited
-from convy.play.wire.spec import AgentSpec
+from convy.play.wire.spec import A2aNumber, AgentSpec, Shown
 
-CARD_PATH = "/.well-known/agent-card.json"
+CARD_NAMES = ("agent-card.json", "agent.json")
+"""The card's names under `.well-known/`: the current one, then the one before A2A 0.3."""
 CARD_BYTES = 1024 * 1024
 """The largest card read; a bigger one is no card."""
 
-Number = Literal["1.0", "0.3", ""]
-"""An A2A version convy speaks, or "" (not known)."""
+Number = A2aNumber
 
 
 class Card(msgspec.Struct, frozen=True):
     """An agent card's JSON (None: no card)."""
 
     data: object = None
+
+    @property
+    def found(self) -> bool:
+        """Whether it is a card: a JSON object with a `name` (a page that answers any path is not)."""
+        return isinstance(self.data, dict) and isinstance(self.data.get("name"), str)
 
     @property
     def number(self) -> Number:
@@ -71,32 +76,59 @@ class Interface(msgspec.Struct, frozen=True):
 
 
 class CardRead(msgspec.Struct, frozen=True):
-    """The card of the agent `spec` describes, at its URL's origin."""
+    """The card of the agent `spec` describes."""
 
     spec: AgentSpec
 
     @property
-    def url(self) -> httpx.URL:
-        return httpx.URL(self.spec.url).copy_with(path=CARD_PATH, query=None, fragment=None)
+    def urls(self) -> list[httpx.URL]:
+        """Where the card is looked for, in order: the `card` URL alone when given; else beside the
+        agent URL's path and each path above it, the origin last, each name of CARD_NAMES."""
+        if self.spec.card:
+            return [httpx.URL(self.spec.card)]
+        url = httpx.URL(self.spec.url.replace("$session", "")).copy_with(query=None, fragment=None)
+        path = url.path.rstrip("/")
+        paths = [path]
+        while path:
+            path = path.rpartition("/")[0]
+            paths.append(path)
+        return [url.copy_with(path=f"{each}/.well-known/{name}") for each in paths for name in CARD_NAMES]
 
     async def card(
         self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
     ) -> Card:
-        """The card, asked with `headers`, the agent file's own headers and the OAuth2 bearer; the
-        empty Card when none is served."""
+        """The first card found, asked with `headers`, the agent file's own headers and the OAuth2
+        bearer; the empty Card when none is served; ConfigurationError when the agent file's
+        `card` URL gives none."""
         sent = headers.copy()
         sent["Accept"] = "application/json"
         sent.update({name: value.replace("$session", "") for name, value in self.spec.headers.items()})
         if tokens is not None:
             sent["Authorization"] = f"Bearer {await tokens.token()}"
+        why = ""
+        async with client() as http:
+            for url in self.urls:
+                card, why = await self.read(http, url, sent)
+                if card.found:
+                    return card
+        if self.spec.card:
+            shown = Shown(self.spec.card).text
+            raise ConfigurationError("card", f"the agent card at {shown} could not be read: {why}")
+        return Card()
+
+    async def read(self, http: httpx.AsyncClient, url: httpx.URL, headers: httpx.Headers) -> tuple[Card, str]:
+        """The card at `url`, or the empty Card and why there is none."""
         try:
-            async with client() as http, http.stream("GET", self.url, headers=sent) as response:
+            async with http.stream("GET", url, headers=headers) as response:
                 if response.status_code != 200:
-                    return Card()
+                    return Card(), f"HTTP {response.status_code}"
                 content = await Limited(CARD_BYTES).read(response)
-        except (httpx.HTTPError, ssl.SSLError, OSError):
-            return Card()
+        except (httpx.HTTPError, ssl.SSLError, OSError) as error:
+            return Card(), f"no answer ({type(error).__name__})"
+        if content is None:
+            return Card(), "it is over 1 MiB"
         try:
-            return Card(msgspec.json.decode(content)) if content is not None else Card()
+            card = Card(msgspec.json.decode(content))
         except msgspec.DecodeError:
-            return Card()
+            return Card(), "it is not JSON"
+        return card, "" if card.found else "it is not an agent card (no name)"

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import httpx
 import msgspec
 
+from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
@@ -35,7 +36,8 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     verify: ssl.SSLContext | bool = True
     handover: Handover = msgspec.field(default_factory=Handover)
     clock: Clock = msgspec.field(default_factory=WallClock)
-    """The time an OAuth2 token's life is counted in."""
+    """The time an OAuth2 token's life, and how long an A2A task still at work is asked after, are
+    counted in."""
     traced: bool = True
     """Whether each request of an attempt carries its trace in a `traceparent` header (the
     trace-context setting); the agent card and the token endpoint never do."""
@@ -62,6 +64,9 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
             shown=self.shown,
             headers=self.headers,
             traced=self.traced and not self.spec.names("traceparent"),
+            patience=self.timeout,
+            clock=self.clock,
+            turned_down=self.turned_down,
         )
 
     async def ready(self) -> str:
@@ -73,6 +78,12 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
         if isinstance(self.dialect, A2a):
             return await self.dialect.ready(self.client, self.headers, self.tokens)
         return ""
+
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        """What the dialect learns from a turn (`body`) refused with an HTTP error: A2A's version
+        from a 400 that names the method (Resend); the other dialects learn nothing."""
+        if isinstance(self.dialect, A2a):
+            self.dialect.turned_down(failure, body)
 
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:

@@ -14,8 +14,9 @@ from convy.play.errorbody import ErrorBody, Masked
 from convy.play.template import Body, Path, PathMissing
 from convy.play.wire.dialect import Ask, Fold
 from convy.play.wire.reading import AgentReply, AnswerText, Found, JsonText, MissingAnswer, Trace
-from convy.play.wire.spec import OPENAI_TOKENS, AgentSpec
+from convy.play.wire.spec import AgentSpec
 from convy.play.wire.stream import Event
+from convy.play.wire.tokens import OPENAI_TOKENS
 
 CHAT_BODY: object = {"messages": "$messages"}
 CHAT_ANSWER = "choices.0.message.content"

@@ -26,9 +26,10 @@ from convy.play.errorbody import ErrorBody, Masked
 from convy.play.outcome import SpanKind
 from convy.play.placeholders import Placeholders
 from convy.play.trace import TraceContext
-from convy.play.wire.dialect import Ask, Resend
+from convy.play.wire.dialect import Ask, Pending, Resend
 from convy.play.wire.encoding import Encoded
 from convy.play.wire.line import Line
+from convy.play.wire.polling import Polling
 from convy.play.wire.reading import (
     MOST_BYTES,
     MOST_RAW,
@@ -200,11 +201,28 @@ class JsonConnection:
         placeholders = ask.placeholders()
         url = placeholders.text(agent.spec.url, quoted=Quoted().text)
         self._shown = agent.shown_url(url)
-        body = Encoded(dialect.body(ask), agent.spec.format)
+        sent_body = dialect.body(ask)
+        body = Encoded(sent_body, agent.spec.format)
         spoken = {"Content-Type": body.content_type, **dialect.headers()}
         headers = self.headers(ACCEPT[agent.spec.stream], spoken, placeholders)
+        started = agent.clock.now()
+        try:
+            return await self.asked(url, headers, body.content())
+        except AgentFailure as failure:
+            agent.turned_down(failure, sent_body)
+            raise
+        except Pending as pending:
+            asking = {"Content-Type": "application/json", **dialect.headers()}
+            polled = self.headers(ACCEPT["none"], asking, placeholders)
+            polls = Polling(agent.clock, agent.patience, self._shown)
+            return await polls.answer(
+                pending, started, lambda asked: self.asked(url, polled, msgspec.json.encode(asked))
+            )
+
+    async def asked(self, url: str, headers: httpx.Headers, content: bytes) -> tuple[AgentReply, object]:
+        """One request of a turn (`content` its body as sent) and its answer."""
         sent = time.monotonic()
-        async with self.streamed("POST", url, body.content(), headers, kind="turn") as response:
+        async with self.streamed("POST", url, content, headers, kind="turn") as response:
             return await self.read(response, sent)
 
     async def read(self, response: httpx.Response, sent: float) -> tuple[AgentReply, object]:

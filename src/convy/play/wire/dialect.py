@@ -1,7 +1,7 @@
 """What a wire protocol must do, whichever it is: make the body and the extra headers of a turn's
-request, read its answer whole or event by event, and, having learned from a refusal how the agent
-must be spoken to, have the turn sent again, once. The dialects are in chat.py, responses.py and
-a2a.py."""
+request, read its answer whole or event by event, have the turn sent again once when a refusal
+taught how the agent must be spoken to, and say how to ask after an answer not done yet. The
+dialects are in chat.py, responses.py and a2a.py."""
 
 from __future__ import annotations
 
@@ -49,6 +49,17 @@ class Resend(ConvyError):
     refused the turn unprocessed: the turn is sent again, once, in the form learned."""
 
 
+class Pending(ConvyError):
+    """The answer is a task still at work (A2A's `submitted` or `working`): `body` is the JSON of
+    the request that asks after it (`tasks/get`), `state` the state it was left in. The turn asks
+    again, with a backoff, until it is done or the turn's timeout has passed."""
+
+    def __init__(self, body: object, state: str) -> None:
+        super().__init__(f"the task is still {state}")
+        self.body = body
+        self.state = state
+
+
 class Fold(Protocol):
     """A streamed answer folded event by event into one AgentReply."""
 
@@ -57,7 +68,7 @@ class Fold(Protocol):
         ...
 
     def reply(self) -> AgentReply:
-        """The answer the events made, once the stream ended."""
+        """The answer the events made, once the stream ended; Pending when it left a task at work."""
         ...
 
 
@@ -75,7 +86,8 @@ class Dialect(Protocol):
 
     def read(self, data: object) -> AgentReply:
         """A whole JSON answer read; AgentFailure when it holds no answer; Resend when it refused
-        the turn in a way that taught the dialect how to send it."""
+        the turn in a way that taught the dialect how to send it; Pending when it is a task still
+        at work."""
         ...
 
     def fold(self) -> Fold:

@@ -9,6 +9,8 @@ from collections.abc import Callable
 import httpx
 import msgspec
 
+from convy.play.agent import AgentFailure
+from convy.play.busy import Clock, WallClock
 from convy.play.errorbody import Masked
 from convy.play.lanes import Handover
 from convy.play.wire.dialect import Dialect
@@ -31,6 +33,12 @@ class Line(msgspec.Struct, frozen=True, kw_only=True):
     traced: bool = True
     """Whether its requests carry the attempt's `traceparent` (trace-context; off too when the
     agent file sets a `traceparent` header of its own, which then goes as it is)."""
+    turned_down: Callable[[AgentFailure, object], None]
+    """What the dialect learns from a turn (its JSON body) refused with an HTTP error: Resend when
+    it learned how to send it (A2A's version, from a 400 that names the method)."""
+    patience: float = 60.0
+    """How long after a turn is sent an answer still at work is asked after (the turn timeout)."""
+    clock: Clock = msgspec.field(default_factory=WallClock)
 
     def masked(self) -> Masked:
         """Every value never to show: header values, the OAuth2 secret and the tokens handed out."""

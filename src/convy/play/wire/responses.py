@@ -16,8 +16,9 @@ from convy.play.agent import AgentFailure, Answer, Call, Step
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.wire.dialect import Ask, Fold
 from convy.play.wire.reading import AgentReply, Found, JsonText
-from convy.play.wire.spec import AgentSpec, TokenPaths
+from convy.play.wire.spec import AgentSpec
 from convy.play.wire.stream import Event
+from convy.play.wire.tokens import TokenPaths
 
 RESPONSES_TOKENS = TokenPaths(input="usage.input_tokens", output="usage.output_tokens")
 TEXT_DELTA = "response.output_text.delta"

@@ -10,17 +10,17 @@ import pathlib
 import re
 import ssl
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Literal
 
 import httpx
 import msgspec
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
-from convy.play.agent import Usage
 from convy.play.placeholders import Names
-from convy.play.template import Body, Path, PathMissing
+from convy.play.template import Body, Path
 from convy.play.wire.tls import Tls
+from convy.play.wire.tokens import OPENAI_TOKENS, TokenPaths
 
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -31,43 +31,10 @@ Streaming = Literal["none", "sse", "ndjson", "text"]
 Format = Literal["json", "form"]
 """How a body is sent: JSON, or form-encoded (application/x-www-form-urlencoded)."""
 Scalar = str | int | float | bool | None
-
-
-class TokenPaths(Declared, frozen=True, kw_only=True):
-    """Where an answer reports its tokens: paths into the answer's JSON; "" when it does not."""
-
-    input: str = ""
-    output: str = ""
-
-    def __post_init__(self) -> None:
-        for text in (self.input, self.output):
-            if text:
-                Path(text)
-
-    def usage(self, data: object) -> Usage | None:
-        """The tokens the answer reported; a count it does not give is None (unknown), never 0."""
-        usage = Usage(input=TokenCount(self.input).found(data), output=TokenCount(self.output).found(data))
-        return None if usage.input is None and usage.output is None else usage
-
-
-class TokenCount(msgspec.Struct, frozen=True):
-    """A count of tokens at a path (or "", none) of an answer."""
-
-    path: str
-
-    def found(self, data: object) -> int | None:
-        """The count, or None when the path is not set, not there, or not a whole number >= 0."""
-        if not self.path:
-            return None
-        try:
-            value = Path(self.path).found(data)
-            count: int = msgspec.convert(value, Annotated[int, msgspec.Meta(ge=0)])
-        except (PathMissing, msgspec.ValidationError):
-            return None
-        return count
-
-
-OPENAI_TOKENS = TokenPaths(input="usage.prompt_tokens", output="usage.completion_tokens")
+A2aNumber = Literal["1.0", "0.3", ""]
+"""An A2A version convy speaks, or "" (not known)."""
+A2A_VERSIONS: dict[str, A2aNumber] = {"0.3": "0.3", "1.0": "1.0", "1": "1.0"}
+"""The agent file's `version` (YAML reads `0.3` and `1.0` as numbers) and the version it names."""
 
 
 class FromHeader(Declared, frozen=True, kw_only=True):
@@ -170,9 +137,10 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     """A declarative HTTP agent, as agents/<name>.yaml declares it: the `url` it is POSTed to, its
     `headers`, the `protocol` it speaks, whether it `stream`s its answers, and for the template
     protocol the JSON `body` template (see Body), the dotted path of the `answer` in what it
-    returns (or of each streamed `delta`), where it reports `tokens` and its `steps`. `${VAR}` in
-    its URLs, header values and credentials is read from the environment (`resolved`). Without
-    body and answer the agent is taken to be OpenAI chat-completions compatible."""
+    returns (or of each streamed `delta`), where it reports `tokens` and its `steps`; for A2A the
+    `version` to speak and the URL of its `card`. `${VAR}` in its URLs, header values and
+    credentials is read from the environment (`resolved`). Without body and answer the agent is
+    taken to be OpenAI chat-completions compatible."""
 
     url: str
     headers: dict[str, str] = {}
@@ -193,10 +161,18 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     tls: Tls = Tls()
     session: SessionSpec = SessionSpec()
     auth: Auth = Auth()
+    version: str | float = ""
+    """A2A: the version to speak, 0.3 or 1.0, over what the card names ("": the card's)."""
+    card: str = ""
+    """A2A: the agent card's URL ("": looked for beside `url`'s path, then at its origin)."""
 
     def __post_init__(self) -> None:
         if not self.url.strip():
             raise ValueError("url must not be empty")
+        if (self.version != "" or self.card) and self.spoken != "a2a":
+            raise ValueError("version and card belong to the a2a protocol")
+        if self.version != "" and not self.speaks:
+            raise ValueError("version must be 0.3 or 1.0, the A2A version the agent speaks")
         for path in (self.answer, self.delta, self.steps, *self.where):
             if path:
                 Path(path)
@@ -233,6 +209,13 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
             return self.protocol
         return "template" if self.body is not None or self.answer else "openai-chat"
 
+    @property
+    def speaks(self) -> A2aNumber:
+        """The A2A version the agent file names ("" none, or not one convy speaks)."""
+        version = self.version
+        text = f"{version:g}" if isinstance(version, float) else str(version).strip()
+        return A2A_VERSIONS.get(text, "")
+
     def __repr__(self) -> str:
         return f"AgentSpec(url={Shown(self.url).text!r}, headers={sorted(self.headers)!r})"
 
@@ -244,7 +227,7 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         """How the agent's connections check TLS: its Tls context when any of its URLs (the turns',
         a session's, the token endpoint's) is https; nothing to check (and no CA bundle to load)
         when every one is plain http."""
-        urls = (self.url, self.session.start.url, self.session.end.url, self.auth.oauth2.token_url)
+        urls = (self.url, self.session.start.url, self.session.end.url, self.auth.oauth2.token_url, self.card)
         return False if all(url.startswith("http://") or not url for url in urls) else self.tls.context(base)
 
     def secrets(self) -> tuple[str, ...]:
@@ -291,8 +274,15 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
                     audience=variables.filled(oauth.audience),
                 )
             )
+        card = Address(variables.filled(self.card), "card").checked(where) if self.card else ""
         return msgspec.structs.replace(
-            self, url=url, headers=headers, session=session, auth=auth, model=variables.filled(self.model)
+            self,
+            url=url,
+            headers=headers,
+            session=session,
+            auth=auth,
+            model=variables.filled(self.model),
+            card=card,
         )
 
 
