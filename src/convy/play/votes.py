@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import msgspec
 
 from convy.play.agent import Message, Usage
+from convy.play.attempt import Spent
 from convy.play.dialog import ChatJudge, Decided, Judge
 from convy.play.model import Model, ModelFailure, Models
 from convy.play.outcome import ClaimResult, Turn, Verdict, Vote
@@ -73,8 +74,15 @@ class VotingJudge(msgspec.Struct, frozen=True):
             Majority(claim, tuple((name, d.verdict.claims[i]) for name, d in cast)).result()
             for i, claim in enumerate(claims)
         )
-        usage = Tokens(tuple(decided.usage for _, decided in cast)).usage()
+        usage = self.spent(decided.usage for _, decided in cast)
         return Decided(verdict=Verdict(holds=all(r.passed for r in results), claims=results), usage=usage)
+
+    def spent(self, usages: Iterable[Usage | None]) -> Usage | None:
+        """The tokens several calls reported, added up as an attempt adds them (Spent)."""
+        total = Spent()
+        for usage in usages:
+            total.add(usage)
+        return total.usage()
 
     async def cast(
         self, claims: tuple[Claim, ...], asked: tuple[Message, ...], calls: tuple[tuple[str, Model], ...]
@@ -91,9 +99,9 @@ class VotingJudge(msgspec.Struct, frozen=True):
                 for (name, _), answer in zip(calls, answers, strict=True)
                 if isinstance(answer, Decided)
             )
-        spent = Tokens(
-            tuple(answer.usage if isinstance(answer, (Decided, ModelFailure)) else None for answer in answers)
-        ).usage()
+        tokens = self.spent(
+            answer.usage if isinstance(answer, (Decided, ModelFailure)) else None for answer in answers
+        )
         failure = next((f for f in failures if isinstance(f, ModelFailure)), failures[0])
         if isinstance(failure, ModelFailure):
             name = next(name for (name, _), answer in zip(calls, answers, strict=True) if answer is failure)
@@ -103,7 +111,7 @@ class VotingJudge(msgspec.Struct, frozen=True):
                 status=failure.status,
                 message=failure.message,
                 raw=failure.raw,
-                usage=spent,
+                usage=tokens,
             ) from failure
         raise failure
 
@@ -124,18 +132,3 @@ class Majority(msgspec.Struct, frozen=True):
             chosen,
             votes=tuple(Vote(judge=name, passed=r.passed, grade=r.grade) for name, r in self.votes),
         )
-
-
-class Tokens(msgspec.Struct, frozen=True):
-    """The tokens several calls reported, added up (None when none reported any)."""
-
-    usages: tuple[Usage | None, ...]
-
-    def usage(self) -> Usage | None:
-        known = [usage for usage in self.usages if usage is not None]
-        if not known:
-            return None
-        total = Usage()
-        for usage in known:
-            total = total.plus(usage)
-        return total

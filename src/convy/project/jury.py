@@ -11,6 +11,7 @@ import msgspec
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
+from convy.project.flowtext import FlowText
 
 
 class Votes(msgspec.Struct, frozen=True):
@@ -84,17 +85,7 @@ class Panel(msgspec.Struct, frozen=True):
         key}` with http(s) URLs, or when the judge plus the panel would be an even number."""
         if not text.strip():
             return cls()
-        try:
-            raw: object = msgspec.json.decode(text)
-        except msgspec.DecodeError as error:
-            import yaml
-
-            from convy.project.document import LOADER
-
-            try:
-                raw = yaml.load(text, Loader=LOADER)  # noqa: S506 (a safe loader: libyaml's, else PyYAML's)
-            except yaml.YAMLError:
-                raise ConfigurationError(where, f"is not JSON or YAML flow text: {error}") from None
+        raw = FlowText(text).value(where)
         try:
             members = msgspec.convert(raw, type=tuple[Member, ...])
         except msgspec.ValidationError as error:

@@ -10,6 +10,7 @@ from msgspec import Meta
 
 from convy.data import Declared
 from convy.errors import ConfigurationError
+from convy.project.flowtext import FlowText
 
 PerMillion = Annotated[float, Meta(ge=0)]
 
@@ -38,17 +39,7 @@ class PriceTable(msgspec.Struct, frozen=True):
         prices of 0 or more."""
         if not text.strip():
             return cls()
-        try:
-            raw: object = msgspec.json.decode(text)
-        except msgspec.DecodeError as error:
-            import yaml
-
-            from convy.project.document import LOADER
-
-            try:
-                raw = yaml.load(text, Loader=LOADER)  # noqa: S506 (a safe loader: libyaml's, else PyYAML's)
-            except yaml.YAMLError:
-                raise ConfigurationError(where, f"is not JSON: {error}") from None
+        raw = FlowText(text).value(where)
         try:
             return cls(msgspec.convert(raw, type=dict[str, Price]))
         except msgspec.ValidationError as error:
