@@ -2,7 +2,8 @@
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
 frameworks' own servers (tests/servers/frameworks.py), a Responses API server, and an a2a-sdk
-agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
+agent (the LangGraph and ADK presets are played against those frameworks' servers in
+test_presets.py). Only `${VAR}`s are filled in; each example's file is the README's text."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "oauth2",
         "openai-responses",
         "a2a",
+        "langgraph",
+        "adk",
     ]
 
 

@@ -1,7 +1,7 @@
 """What a wire protocol must do, whichever it is: make the body and the extra headers of a turn's
 request, read its answer whole or event by event, and, having learned from a refusal how the agent
-must be spoken to, have the turn sent again, once. The dialects are in chat.py, responses.py and
-a2a.py."""
+must be spoken to, have the turn sent again, once. The dialects are in chat.py, responses.py,
+a2a.py, and for frameworks' own servers langgraph.py and adk.py."""
 
 from __future__ import annotations
 
