@@ -2,7 +2,8 @@
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
 frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk agent,
-pydantic-ai's A2A server (fasta2a) and agno's AgentOS. Only `${VAR}`s are filled in; each example's
+pydantic-ai's A2A server (fasta2a) and agno's AgentOS (the LangGraph and ADK presets are played
+against those frameworks' servers in test_presets.py). Only `${VAR}`s are filled in; each example's
 file is the README's text."""
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "a2a",
         "a2a-pydantic-ai",
         "a2a-agno",
+        "langgraph",
+        "adk",
     ]
 
 

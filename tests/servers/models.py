@@ -1,12 +1,14 @@
 """ModelServer: a local OpenAI-compatible chat-completions endpoint whose answers a test scripts.
 
-`answer(request)` gets each request's JSON body and returns the reply's content (a string) or a
-Canned HTTP response (an error status, Retry-After, a body that is not a completion...). Every
+`answer(request)` gets each request's JSON body and returns the reply's content (a string), a
+Called tool (the reply calls it), or a Canned HTTP response (an error status, Retry-After, a body
+that is not a completion...). A request with `stream: true` gets its reply as chat-completion chunks
+(server-sent events: the text in two pieces, or the tool call's name then its arguments). Every
 request is recorded (`requests`, `headers`); the ones answered with a completion also in
 `processed`. Usage is reported from lengths: prompt_tokens is the characters of all messages'
-content, completion_tokens the characters of the reply. A request with `"stream": true` is answered
-as an event stream of chunks (one per word of the reply, then the finish, the usage when
-`stream_options.include_usage` asks for it, and `[DONE]`), as agent frameworks ask a model."""
+content, completion_tokens the characters of the reply; a stream's chunks end with the finish, the
+usage when `stream_options.include_usage` asks for it, and `[DONE]`, as agent frameworks ask a
+model."""
 
 from __future__ import annotations
 
@@ -44,7 +46,42 @@ class Canned:
         )
 
 
-Answer = Callable[[Request], "str | Canned"]
+@dataclass(frozen=True)
+class Called:
+    """A reply that calls the tool `name` with `arguments` (a JSON string), and says nothing."""
+
+    name: str
+    arguments: str
+    id: str = "call-1"
+
+    def message(self) -> dict[str, Any]:
+        call = {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    def deltas(self) -> list[dict[str, Any]]:
+        named = {
+            "index": 0,
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": ""},
+        }
+        given = {"index": 0, "function": {"arguments": self.arguments}}
+        return [{"role": "assistant", "tool_calls": [named]}, {"tool_calls": [given]}]
+
+
+def said(message: dict[str, Any]) -> str:
+    """A message's text: its content as a string, or its text parts joined."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+Answer = Callable[[Request], "str | Called | Canned"]
 
 
 class ModelServer:
@@ -86,44 +123,42 @@ class ModelServer:
             return answered.triple()
         with self._lock:
             self.processed.append(request)
-        if request.get("stream") is True:
-            return 200, {"Content-Type": "text/event-stream"}, self.streamed(request, answered)
+        message = (
+            answered.message() if isinstance(answered, Called) else {"role": "assistant", "content": answered}
+        )
+        finish = "tool_calls" if isinstance(answered, Called) else "stop"
+        usage = {
+            "prompt_tokens": sum(len(said(sent)) for sent in request["messages"]),
+            "completion_tokens": len(said(message)),
+            "total_tokens": 0,
+        }
+        if request.get("stream"):
+            return 200, {"Content-Type": "text/event-stream"}, self.chunks(request, answered, finish, usage)
         completion: dict[str, Any] = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "model": request.get("model", ""),
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": answered}, "finish_reason": "stop"}
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         }
         if self._usage:
-            completion["usage"] = self.usage(request, answered)
+            completion["usage"] = usage
         return 200, {"Content-Type": "application/json"}, json.dumps(completion).encode()
 
-    def usage(self, request: Request, answered: str) -> dict[str, int]:
-        prompt = sum(
-            len(message["content"]) for message in request["messages"] if isinstance(message["content"], str)
-        )
-        return {"prompt_tokens": prompt, "completion_tokens": len(answered), "total_tokens": 0}
-
-    def streamed(self, request: Request, answered: str) -> bytes:
-        """The reply as chat-completion chunks: the role, a chunk per word, the finish, the usage."""
-        base = {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion.chunk",
-            "model": "scripted",
-        }
-        words = [word + " " for word in answered.split(" ")]
-        words[-1] = words[-1][:-1]
-        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}] + [
-            {"content": w} for w in words
-        ]
+    def chunks(self, request: Request, answered: str | Called, finish: str, usage: dict[str, int]) -> bytes:
+        """A streamed reply: its deltas, a last chunk with the finish reason, the usage when asked."""
+        if isinstance(answered, Called):
+            deltas = answered.deltas()
+        else:
+            half = len(answered) // 2
+            deltas = [{"role": "assistant", "content": answered[:half]}, {"content": answered[half:]}]
+        base = {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion.chunk"}
+        base["model"] = request.get("model", "")
         chunks = [
             {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas
         ]
-        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        if self._usage and request.get("stream_options", {}).get("include_usage"):
-            chunks.append({**base, "choices": [], "usage": self.usage(request, answered)})
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if self._usage and (request.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**base, "choices": [], "usage": usage})
         events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
         return "".join(events).encode()
 

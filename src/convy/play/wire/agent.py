@@ -16,9 +16,11 @@ from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
+from convy.play.wire.adk import Adk
 from convy.play.wire.chat import ANSWER_SETTING, OpenAiChat, Template
 from convy.play.wire.connection import JsonConnection
 from convy.play.wire.dialect import Dialect
+from convy.play.wire.langgraph import LangGraph
 from convy.play.wire.line import Line
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.responses import Responses
@@ -56,7 +58,7 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     def line(self) -> Line:
         """What the agent's conversations share."""
         return Line(
-            spec=self.spec,
+            spec=self.played,
             dialect=self.dialect,
             tokens=self.tokens,
             handover=self.handover,
@@ -72,10 +74,11 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
     async def ready(self) -> str:
         """What is done once before any conversation: the first OAuth2 token (ConfigurationError
         quoting the token endpoint when it is refused) and, for A2A, the agent card read. The
-        build the agent names (A2A's card: name and version), or ""."""
+        build the agent names (A2A's card: name and version; LangGraph's `/info`, ADK's
+        `/version`), or ""."""
         if self.tokens is not None:
             await self.tokens.first()
-        if isinstance(self.dialect, A2a):
+        if isinstance(self.dialect, A2a | LangGraph | Adk):
             return await self.dialect.ready(self.client, self.headers, self.tokens)
         return ""
 
@@ -117,10 +120,21 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
                 return A2a(self.spec, self.shown)
             case "openai-responses":
                 return Responses(self.spec, self.shown)
+            case "langgraph":
+                return LangGraph(self.spec, self.shown)
+            case "adk":
+                return Adk(self.spec, self.shown)
             case "openai-chat":
                 return OpenAiChat(self.spec, self.shown, self.answer_setting)
             case _:
                 return Template(self.spec, self.shown, self.answer_setting)
+
+    @functools.cached_property
+    def played(self) -> AgentSpec:
+        """The spec its turns are sent by: a framework server's (LangGraph, ADK) made from its base
+        URL — the turns' URL, the session made and deleted, streamed — else its own."""
+        dialect = self.dialect
+        return dialect.played() if isinstance(dialect, LangGraph | Adk) else self.spec
 
     @functools.cached_property
     def tokens(self) -> AccessToken | None:

@@ -1,7 +1,7 @@
-"""What a wire protocol must do, whichever it is: make the body and the extra headers of a turn's
-request, read its answer whole or event by event, have the turn sent again once when a refusal
-taught how the agent must be spoken to, and say how to ask after an answer not done yet. The
-dialects are in chat.py, responses.py and a2a.py."""
+"""What a wire protocol must do, whichever it is: make a turn's request body and extra headers,
+read its answer whole or event by event, have the turn sent again once when a refusal taught how to
+speak to the agent, and ask after an answer not done yet. The dialects: chat.py, responses.py,
+a2a.py, and for frameworks' own servers langgraph.py and adk.py."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from convy.data import Declared
 from convy.errors import ConfigurationError
 from convy.play.placeholders import Names
 from convy.play.template import Body, Path
+from convy.play.wire.preset import PresetFile
 from convy.play.wire.tls import Tls
 from convy.play.wire.tokens import OPENAI_TOKENS, TokenPaths
 
@@ -26,7 +27,9 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 """An HTTP token (RFC 9110): what a header name must be."""
 
-Protocol = Literal["openai-chat", "openai-responses", "a2a", "template"]
+Protocol = Literal["openai-chat", "openai-responses", "a2a", "template", "langgraph", "adk"]
+PRESETS = ("langgraph", "adk")
+"""The framework servers whose requests convy makes itself: the file names only the base URL."""
 Streaming = Literal["none", "sse", "ndjson", "text"]
 Format = Literal["json", "form"]
 """How a body is sent: JSON, or form-encoded (application/x-www-form-urlencoded)."""
@@ -165,6 +168,11 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
     """A2A: the version to speak, 0.3 or 1.0, over what the card names ("": the card's)."""
     card: str = ""
     """A2A: the agent card's URL ("": looked for beside `url`'s path, then at its origin)."""
+    assistant: str = "agent"
+    """LangGraph's: the assistant (graph) id each run asks for."""
+    app: str = ""
+    """ADK's: the app its sessions and runs belong to, and the `user` they are made for."""
+    user: str = "convy"
 
     def __post_init__(self) -> None:
         if not self.url.strip():
@@ -187,7 +195,7 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
                 "header instead, where it is left out until known)"
             )
         spoken = self.spoken
-        if spoken in ("a2a", "openai-responses"):
+        if spoken in ("a2a", "openai-responses", *PRESETS):
             given = [
                 key
                 for key, value in (("body", self.body), ("answer", self.answer), ("delta", self.delta))
@@ -244,6 +252,9 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
         `environ`; a variable that is not set, or a URL that is then not http(s), is a
         ConfigurationError at `where` (never showing a value)."""
         variables = Environment(environ, where)
+        if self.spoken in PRESETS:
+            given = {"assistant": self.assistant, "app": self.app, "user": self.user}
+            PresetFile(spoken=self.spoken, url=self.url, session=self.session.given, **given).check(where)
         url = Address(variables.filled(self.url), "url").checked(where)
         headers = {name: variables.filled(value) for name, value in self.headers.items()}
         for name in headers:
