@@ -1,8 +1,9 @@
 """Every agent example of the README's "Agents" section, played as written by `convy run` against a
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
-frameworks' own servers (tests/servers/frameworks.py), a Responses API server, and an a2a-sdk
-agent. Only `${VAR}`s are filled in; each example's file is the README's text."""
+frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk
+agent, and pydantic-ai's AG-UI and Vercel AI adapters. Only `${VAR}`s are filled in; each
+example's file is the README's text."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from tests.servers.frameworks import TOOL_TEXT, FrameworkServer
 from tests.servers.litellm_proxy import KEY, LiteLLMProxy
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
+from tests.servers.tool_model import TOOL_TEXT as UI_TOOL_TEXT
+from tests.servers.ui_servers import UiServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
@@ -51,6 +54,8 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "adk-events",
         "oauth2",
         "openai-responses",
+        "ag-ui",
+        "vercel-ai",
         "a2a",
     ]
 
@@ -200,3 +205,15 @@ def test_a2a(tmp_path: Path) -> None:
         played(tmp_path, "a2a", {"A2A_URL": f"{agent.url}/task"})
         run = json.loads(next((tmp_path / "project" / "results").glob("*/*/run.json")).read_text())
     assert run["agent_version"] == "Shoe Shop 2.4.1"
+
+
+def test_ag_ui(tmp_path: Path, pydantic_ai_server: UiServer) -> None:
+    found = played(tmp_path, "ag-ui", {"AGENT_URL": pydantic_ai_server.url})
+    assert all(UI_TOOL_TEXT not in answer for answer in answers(found))
+    assert all(turn["steps"] for line in found for turn in line["turns"])  # type: ignore[attr-defined]
+
+
+def test_vercel_ai(tmp_path: Path, pydantic_ai_server: UiServer) -> None:
+    found = played(tmp_path, "vercel-ai", {"AGENT_URL": pydantic_ai_server.url})
+    assert all(UI_TOOL_TEXT not in answer for answer in answers(found))
+    assert all(turn["steps"] for line in found for turn in line["turns"])  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ import msgspec
 from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
+from convy.play.wire.agui import AgUi
 from convy.play.wire.chat import ANSWER_SETTING, OpenAiChat, Template
 from convy.play.wire.connection import JsonConnection
 from convy.play.wire.dialect import Dialect
@@ -22,6 +23,7 @@ from convy.play.wire.line import Line
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.responses import Responses
 from convy.play.wire.spec import AgentSpec, Shown
+from convy.play.wire.vercel_ai import VercelAi
 
 
 class JsonAgent(msgspec.Struct, frozen=True, dict=True):
@@ -106,6 +108,10 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
                 return A2a(self.spec, self.shown)
             case "openai-responses":
                 return Responses(self.spec, self.shown)
+            case "ag-ui":
+                return AgUi(self.shown)
+            case "vercel-ai":
+                return VercelAi(self.shown)
             case "openai-chat":
                 return OpenAiChat(self.spec, self.shown, self.answer_setting)
             case _:

@@ -26,7 +26,9 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 """An HTTP token (RFC 9110): what a header name must be."""
 
-Protocol = Literal["openai-chat", "openai-responses", "a2a", "template"]
+Protocol = Literal["openai-chat", "openai-responses", "a2a", "ag-ui", "vercel-ai", "template"]
+STREAMED_ONLY = ("ag-ui", "vercel-ai")
+"""The protocols whose answers are always event streams (server-sent events)."""
 Streaming = Literal["none", "sse", "ndjson", "text"]
 Format = Literal["json", "form"]
 """How a body is sent: JSON, or form-encoded (application/x-www-form-urlencoded)."""
@@ -211,7 +213,7 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
                 "header instead, where it is left out until known)"
             )
         spoken = self.spoken
-        if spoken in ("a2a", "openai-responses"):
+        if spoken in ("a2a", "openai-responses", *STREAMED_ONLY):
             given = [
                 key
                 for key, value in (("body", self.body), ("answer", self.answer), ("delta", self.delta))
@@ -225,6 +227,11 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
             raise ValueError("openai-chat streams as sse only")
         if spoken == "template" and self.stream in ("sse", "ndjson") and not self.delta:
             raise ValueError(f"stream: {self.stream} needs `delta`, the path of the text in each event")
+
+    @property
+    def streamed(self) -> Streaming:
+        """How its answers stream: sse for the protocols that always stream, else `stream`."""
+        return "sse" if self.spoken in STREAMED_ONLY else self.stream
 
     @property
     def spoken(self) -> Protocol:
