@@ -2,9 +2,9 @@
 real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
 frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk agent,
-pydantic-ai's A2A server (fasta2a) and agno's AgentOS (the LangGraph and ADK presets are played
-against those frameworks' servers in test_presets.py). Only `${VAR}`s are filled in; each example's
-file is the README's text."""
+pydantic-ai's A2A server (fasta2a), agno's AgentOS, and pydantic-ai's AG-UI and Vercel AI adapters
+(the LangGraph and ADK presets are played against those frameworks' servers in test_presets.py).
+Only `${VAR}`s are filled in; each example's file is the README's text."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from tests.servers.litellm_proxy import KEY, LiteLLMProxy
 from tests.servers.models import ModelServer
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
+from tests.servers.tool_model import TOOL_TEXT as UI_TOOL_TEXT
+from tests.servers.ui_servers import UiServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
@@ -56,6 +58,9 @@ def test_the_readme_has_one_example_for_each_shape() -> None:
         "adk-events",
         "oauth2",
         "openai-responses",
+        "ag-ui",
+        "ag-ui-agno",
+        "vercel-ai",
         "a2a",
         "a2a-pydantic-ai",
         "a2a-agno",
@@ -229,3 +234,21 @@ def test_a2a_agno(tmp_path: Path, agno_os: AgnoOs) -> None:
     played(tmp_path, "a2a-agno", {"AGENT_OS": agno_os.url, "AGENT_ID": AGENT})
     assert agent_version(tmp_path) == "Shoe Shop 1.0.0"
     assert len(agno_os.model.processed) - before == 4
+
+
+def test_ag_ui(tmp_path: Path, pydantic_ai_server: UiServer) -> None:
+    found = played(tmp_path, "ag-ui", {"AGENT_URL": pydantic_ai_server.url})
+    assert all(UI_TOOL_TEXT not in answer for answer in answers(found))
+    assert all(turn["steps"] for line in found for turn in line["turns"])  # type: ignore[attr-defined]
+
+
+def test_ag_ui_agno(tmp_path: Path, agno_server: UiServer) -> None:
+    found = played(tmp_path, "ag-ui-agno", {"AGENT_OS": agno_server.url})
+    assert all(UI_TOOL_TEXT not in answer for answer in answers(found))
+    assert all(turn["steps"] for line in found for turn in line["turns"])  # type: ignore[attr-defined]
+
+
+def test_vercel_ai(tmp_path: Path, pydantic_ai_server: UiServer) -> None:
+    found = played(tmp_path, "vercel-ai", {"AGENT_URL": pydantic_ai_server.url})
+    assert all(UI_TOOL_TEXT not in answer for answer in answers(found))
+    assert all(turn["steps"] for line in found for turn in line["turns"])  # type: ignore[attr-defined]

@@ -18,7 +18,8 @@ DESCRIPTIONS: dict[str, str] = {
     "agent-answer": "the dotted path of the answer in the declarative agent's response JSON",
     "agent-headers": "the declarative agent's request headers, one `Name: value` per line (secret)",
     "agent-protocol": (
-        "what the declarative agent speaks: `openai-chat`, `openai-responses`, `a2a` or `template` "
+        "what the declarative agent speaks: `openai-chat`, `openai-responses`, `a2a`, `ag-ui`, "
+        "`vercel-ai` or `template` "
         "(default: template when agent-body or agent-answer is given, else openai-chat)"
     ),
     "agent-stream": (

@@ -43,7 +43,9 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     agent_body: str = ""
     agent_answer: str = ""
     agent_headers: str = ""
-    agent_protocol: Literal["", "openai-chat", "openai-responses", "a2a", "template"] = ""
+    agent_protocol: Literal[
+        "", "openai-chat", "openai-responses", "a2a", "ag-ui", "vercel-ai", "template"
+    ] = ""
     agent_stream: Literal["none", "sse", "ndjson", "text"] = "none"
     agent_model: str = ""
     model_url: str = "https://api.openai.com/v1"

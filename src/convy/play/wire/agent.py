@@ -17,6 +17,7 @@ from convy.play.busy import Clock, WallClock
 from convy.play.lanes import ONE, Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.adk import Adk
+from convy.play.wire.agui import AgUi
 from convy.play.wire.chat import ANSWER_SETTING, OpenAiChat, Template
 from convy.play.wire.connection import JsonConnection
 from convy.play.wire.dialect import Dialect
@@ -25,6 +26,7 @@ from convy.play.wire.line import Line
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.responses import Responses
 from convy.play.wire.spec import AgentSpec, Shown
+from convy.play.wire.vercel_ai import VercelAi
 
 
 class JsonAgent(msgspec.Struct, frozen=True, dict=True):
@@ -124,6 +126,10 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
                 return LangGraph(self.spec, self.shown)
             case "adk":
                 return Adk(self.spec, self.shown)
+            case "ag-ui":
+                return AgUi(self.shown)
+            case "vercel-ai":
+                return VercelAi(self.shown)
             case "openai-chat":
                 return OpenAiChat(self.spec, self.shown, self.answer_setting)
             case _:

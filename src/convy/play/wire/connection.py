@@ -204,7 +204,7 @@ class JsonConnection:
         sent_body = dialect.body(ask)
         body = Encoded(sent_body, agent.spec.format)
         spoken = {"Content-Type": body.content_type, **dialect.headers()}
-        headers = self.headers(ACCEPT[agent.spec.stream], spoken, placeholders)
+        headers = self.headers(ACCEPT[agent.spec.streamed], spoken, placeholders)
         started = agent.clock.now()
         try:
             return await self.asked(url, headers, body.content())
@@ -229,7 +229,7 @@ class JsonConnection:
         """The answer of a 2xx response: whole JSON, or folded as it streams (its time to first
         token counted from `sent`, when the request was sent)."""
         dialect = self._agent.dialect
-        stream = self._agent.spec.stream
+        stream = self._agent.spec.streamed
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         if stream == "none" or (stream != "text" and kind == "application/json"):
             content = await Limited(MOST_BYTES).read(response)

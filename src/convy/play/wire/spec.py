@@ -27,9 +27,13 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 """An HTTP token (RFC 9110): what a header name must be."""
 
-Protocol = Literal["openai-chat", "openai-responses", "a2a", "template", "langgraph", "adk"]
+Protocol = Literal[
+    "openai-chat", "openai-responses", "a2a", "ag-ui", "vercel-ai", "template", "langgraph", "adk"
+]
 PRESETS = ("langgraph", "adk")
 """The framework servers whose requests convy makes itself: the file names only the base URL."""
+STREAMED_ONLY = ("ag-ui", "vercel-ai")
+"""The protocols whose answers are always event streams (server-sent events)."""
 Streaming = Literal["none", "sse", "ndjson", "text"]
 Format = Literal["json", "form"]
 """How a body is sent: JSON, or form-encoded (application/x-www-form-urlencoded)."""
@@ -195,7 +199,7 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
                 "header instead, where it is left out until known)"
             )
         spoken = self.spoken
-        if spoken in ("a2a", "openai-responses", *PRESETS):
+        if spoken in ("a2a", "openai-responses", *PRESETS, *STREAMED_ONLY):
             given = [
                 key
                 for key, value in (("body", self.body), ("answer", self.answer), ("delta", self.delta))
@@ -209,6 +213,11 @@ class AgentSpec(Declared, frozen=True, kw_only=True):
             raise ValueError("openai-chat streams as sse only")
         if spoken == "template" and self.stream in ("sse", "ndjson") and not self.delta:
             raise ValueError(f"stream: {self.stream} needs `delta`, the path of the text in each event")
+
+    @property
+    def streamed(self) -> Streaming:
+        """How its answers stream: sse for the protocols that always stream, else `stream`."""
+        return "sse" if self.spoken in STREAMED_ONLY else self.stream
 
     @property
     def spoken(self) -> Protocol:
