@@ -15,6 +15,7 @@ from convy.errors import ConfigurationError
 from convy.play.version import MOST
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.reading import Limited
+from convy.play.wire.served import AskedAbout
 from convy.play.wire.spec import A2aNumber, AgentSpec, Shown
 
 CARD_NAMES = ("agent-card.json", "agent.json")
@@ -97,14 +98,9 @@ class CardRead(msgspec.Struct, frozen=True):
     async def card(
         self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
     ) -> Card:
-        """The first card found, asked with `headers`, the agent file's own headers and the OAuth2
-        bearer; the empty Card when none is served; ConfigurationError when the agent file's
-        `card` URL gives none."""
-        sent = headers.copy()
-        sent["Accept"] = "application/json"
-        sent.update({name: value.replace("$session", "") for name, value in self.spec.headers.items()})
-        if tokens is not None:
-            sent["Authorization"] = f"Bearer {await tokens.token()}"
+        """The first card found, asked as AskedAbout says; the empty Card when none is served;
+        ConfigurationError when the agent file's `card` URL gives none."""
+        sent = await AskedAbout(self.spec).headers(headers, tokens)
         why = ""
         async with client() as http:
             for url in self.urls:

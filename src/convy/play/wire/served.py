@@ -10,6 +10,7 @@ from collections.abc import Callable
 import httpx
 import msgspec
 
+from convy.play.placeholders import Names
 from convy.play.wire.oauth import AccessToken
 from convy.play.wire.reading import Limited
 from convy.play.wire.spec import AgentSpec
@@ -17,6 +18,24 @@ from convy.play.wire.spec import AgentSpec
 MOST_INFO = 256 * 1024
 """The largest document read; a bigger one says nothing."""
 MOST_BUILD = 200
+
+
+class AskedAbout(msgspec.Struct, frozen=True):
+    """How a document about the agent `spec` describes (its A2A card, its server's info) is asked
+    for, before any turn."""
+
+    spec: AgentSpec
+
+    async def headers(self, headers: httpx.Headers, tokens: AccessToken | None) -> httpx.Headers:
+        """`headers`, `Accept: application/json`, the agent file's own headers but those with a
+        placeholder (none is known before the first turn: left out, as a turn leaves out an unset
+        $session), and the OAuth2 bearer."""
+        sent = headers.copy()
+        sent["Accept"] = "application/json"
+        sent.update({name: value for name, value in self.spec.headers.items() if not Names(value).used()})
+        if tokens is not None:
+            sent["Authorization"] = f"Bearer {await tokens.token()}"
+        return sent
 
 
 class ServerInfo(msgspec.Struct, frozen=True):
@@ -33,11 +52,7 @@ class ServerInfo(msgspec.Struct, frozen=True):
         self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
     ) -> object:
         """Its JSON, asked with the agent's headers and bearer; None when it is not served."""
-        sent = headers.copy()
-        sent["Accept"] = "application/json"
-        sent.update({name: value for name, value in self.spec.headers.items() if "$" not in value})
-        if tokens is not None:
-            sent["Authorization"] = f"Bearer {await tokens.token()}"
+        sent = await AskedAbout(self.spec).headers(headers, tokens)
         try:
             async with client() as http, http.stream("GET", self.url, headers=sent) as response:
                 if response.status_code != 200:
