@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from convy.play.agent import AgentFailure, Answer, Step, Thought
-from convy.play.wire.calls import ToolCalls
+from convy.play.agent import AgentFailure
+from convy.play.wire.calls import Gathered
 from convy.play.wire.dialect import Ask, Fold
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
@@ -65,9 +65,7 @@ class AgUiEvents:
 
     def __init__(self, shown: str) -> None:
         self._shown = shown
-        self._parts: list[str] = []
-        self._thought: list[str] = []
-        self._calls = ToolCalls()
+        self._gathered = Gathered()
 
     def add(self, event: Event) -> str:
         data = event.data
@@ -85,21 +83,17 @@ class AgUiEvents:
                     message=message,
                 )
             case _ if kind in TEXT:
-                if isinstance(delta, str) and delta:
-                    self._parts.append(delta)
-                    return delta
+                return self._gathered.said(delta)
             case _ if kind in REASONING:
-                if isinstance(delta, str):
-                    self._thought.append(delta)
+                self._gathered.thought(delta)
             case "TOOL_CALL_START" | "TOOL_CALL_CHUNK":
-                self._calls.began(data.get("toolCallId"), data.get("toolCallName"))
-                self._calls.argued(data.get("toolCallId"), delta)
+                self._gathered.calls.began(data.get("toolCallId"), data.get("toolCallName"))
+                self._gathered.calls.argued(data.get("toolCallId"), delta)
             case "TOOL_CALL_ARGS":
-                self._calls.argued(data.get("toolCallId"), delta)
+                self._gathered.calls.argued(data.get("toolCallId"), delta)
             case "TOOL_CALL_RESULT":
-                self._calls.returned(data.get("toolCallId"), data.get("content"))
+                self._gathered.calls.returned(data.get("toolCallId"), data.get("content"))
         return ""
 
     def reply(self) -> AgentReply:
-        thought: tuple[Step, ...] = (Thought(text="".join(self._thought)),) if self._thought else ()
-        return AgentReply(answer=Answer(text="".join(self._parts), steps=(*thought, *self._calls.steps())))
+        return self._gathered.reply()

@@ -1,13 +1,14 @@
-"""The tool calls of a streamed answer, gathered from the events that name them by id (AG-UI's
-TOOL_CALL_*, the UI message stream's tool-*): each call's name, its arguments streamed in pieces or
-given whole, and its result, kept as steps in the order the calls began."""
+"""A streamed UI answer gathered (AG-UI's events, the UI message stream's parts): its text and
+reasoning deltas, and its tool calls from the events that name them by id (TOOL_CALL_*, tool-*):
+each call's name, its arguments streamed in pieces or given whole, and its result, kept as steps in
+the order the calls began."""
 
 from __future__ import annotations
 
 import msgspec
 
-from convy.play.agent import Call, Step
-from convy.play.wire.reading import JsonText
+from convy.play.agent import Answer, Call, Step, Thought
+from convy.play.wire.reading import AgentReply, JsonText
 
 
 class ToolCalls:
@@ -53,3 +54,28 @@ class ToolCalls:
             )
             for key in self._order
         )
+
+
+class Gathered:
+    """A UI answer so far: the text deltas, the reasoning deltas, and `calls`."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._thought: list[str] = []
+        self.calls = ToolCalls()
+
+    def said(self, delta: object) -> str:
+        """A piece of the answer's text (what it adds: "" for none)."""
+        if isinstance(delta, str) and delta:
+            self._parts.append(delta)
+            return delta
+        return ""
+
+    def thought(self, delta: object) -> None:
+        """A piece of the reasoning."""
+        if isinstance(delta, str):
+            self._thought.append(delta)
+
+    def reply(self) -> AgentReply:
+        thought: tuple[Step, ...] = (Thought(text="".join(self._thought)),) if self._thought else ()
+        return AgentReply(answer=Answer(text="".join(self._parts), steps=(*thought, *self.calls.steps())))

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from convy.play.agent import AgentFailure, Answer, Step, Thought
-from convy.play.wire.calls import ToolCalls
+from convy.play.agent import AgentFailure
+from convy.play.wire.calls import Gathered
 from convy.play.wire.dialect import Ask, Fold
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
@@ -56,9 +56,7 @@ class UiMessageParts:
 
     def __init__(self, shown: str) -> None:
         self._shown = shown
-        self._parts: list[str] = []
-        self._thought: list[str] = []
-        self._calls = ToolCalls()
+        self._gathered = Gathered()
 
     def add(self, event: Event) -> str:
         data = event.data
@@ -75,27 +73,21 @@ class UiMessageParts:
                     message=message,
                 )
             case "text-delta":
-                delta = data.get("delta")
-                if isinstance(delta, str) and delta:
-                    self._parts.append(delta)
-                    return delta
+                return self._gathered.said(data.get("delta"))
             case "reasoning-delta":
-                delta = data.get("delta")
-                if isinstance(delta, str):
-                    self._thought.append(delta)
+                self._gathered.thought(data.get("delta"))
             case "tool-input-start":
-                self._calls.began(id, data.get("toolName"))
+                self._gathered.calls.began(id, data.get("toolName"))
             case "tool-input-delta":
-                self._calls.argued(id, data.get("inputTextDelta"))
+                self._gathered.calls.argued(id, data.get("inputTextDelta"))
             case "tool-input-available":
-                self._calls.began(id, data.get("toolName"))
-                self._calls.argued_whole(id, data.get("input"))
+                self._gathered.calls.began(id, data.get("toolName"))
+                self._gathered.calls.argued_whole(id, data.get("input"))
             case "tool-output-available":
-                self._calls.returned(id, data.get("output"))
+                self._gathered.calls.returned(id, data.get("output"))
             case "tool-output-error":
-                self._calls.returned(id, data.get("errorText"))
+                self._gathered.calls.returned(id, data.get("errorText"))
         return ""
 
     def reply(self) -> AgentReply:
-        thought: tuple[Step, ...] = (Thought(text="".join(self._thought)),) if self._thought else ()
-        return AgentReply(answer=Answer(text="".join(self._parts), steps=(*thought, *self._calls.steps())))
+        return self._gathered.reply()
