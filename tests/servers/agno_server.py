@@ -7,7 +7,6 @@ started once per test session (the `agno_os` fixture of tests/conftest.py)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Self
 
 import httpx
 
+from tests.servers.litellm_proxy import free_port
 from tests.servers.models import ModelServer, Request
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -44,9 +44,7 @@ class AgnoOs:
 
     def __enter__(self) -> Self:
         self.model.__enter__()
-        with socket.socket() as one:
-            one.bind(("127.0.0.1", 0))
-            port = one.getsockname()[1]
+        port = free_port()
         script = ROOT / "tests" / "servers" / "agno_os.py"
         self._process = subprocess.Popen(
             [str(AGNO), str(script), str(port), self.model.url],

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -26,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.servers.litellm_proxy import free_port
 from tests.servers.models import Called, said
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,13 +42,6 @@ def order_model(request: dict[str, Any]) -> str | Called:
     if messages[-1].get("role") != "tool":
         return Called("order_status", json.dumps({"order": "4411"}), id=f"call-{len(users)}")
     return f"Order 4411 is on its way. You first said: {users[0]} ({len(users)} user messages)"
-
-
-def free_port() -> int:
-    with socket.socket() as one:
-        one.bind(("127.0.0.1", 0))
-        port: int = one.getsockname()[1]
-        return port
 
 
 def missing(executable: Path, venv: str, packages: str) -> str:
