@@ -1,5 +1,5 @@
-"""A pin that works (DESIGN §14.3): every `uses: convy/action@<sha>` in the README and in the workflow
-`convy init` writes names a commit of this repository whose action.yml has every input that
+"""A pin that works (DESIGN §14.3): every `uses: convy/action@<sha>` in the README, the docs and the
+workflow `convy init` writes names a commit of this repository whose action.yml has every input that
 workflow gives the action — checked against the repository's history, so a recipe never pins a
 release that lacks what it uses."""
 
@@ -12,18 +12,19 @@ from typing import Any
 
 import yaml
 
+from tests.support.docs import blocks
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = ROOT / "src" / "convy" / "template" / ".github" / "workflows" / "convy.yml"
-BLOCK = re.compile(r"```yaml\n(.*?)```", re.S)
 PIN = re.compile(r"uses: convy/action@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)")
 
 
 def workflows() -> dict[str, str]:
-    """Every workflow that uses the action: the template, and the README's yaml blocks."""
+    """Every workflow that uses the action: the template, and the yaml blocks of the README and the docs."""
     found = {"the template": TEMPLATE.read_text()}
-    for number, block in enumerate(BLOCK.findall((ROOT / "README.md").read_text()), start=1):
-        if re.search(r"uses: convy/action@[0-9a-f]{40}", block):
-            found[f"README yaml block {number}"] = block
+    for block in blocks("yaml"):
+        if re.search(r"uses: convy/action@[0-9a-f]{40}", block.text):
+            found[block.where] = block.text
     return found
 
 
@@ -54,7 +55,7 @@ def inputs_at(sha: str) -> set[str]:
 
 def test_every_pin_has_a_version_comment_and_every_input_it_is_given() -> None:
     every = workflows()
-    assert len(every) >= 4, "the template and the README's recipes"
+    assert len(every) >= 4, "the template and the docs' recipes"
     for where, workflow in every.items():
         pins = [line for line in workflow.splitlines() if "uses: convy/action@" in line]
         assert pins and all(PIN.search(line) for line in pins), f"{where}: {pins}"

@@ -1,5 +1,5 @@
-"""The workflow `convy init` writes and every workflow of the README, as a team copies them: clean
-under actionlint and zizmor (run here as .ci/run installs them), every action pinned by commit with
+"""The workflow `convy init` writes and every workflow of the README and the docs, as a team copies
+them: clean under actionlint and zizmor (run here as .ci/run installs them), every action pinned by commit with
 its version in a comment, one run per pull request, the baseline branch the repository's default
 branch, least privilege, and forks' and Dependabot's pull requests skipped with a notice."""
 
@@ -10,13 +10,14 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.support.docs import blocks
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = ROOT / "src" / "convy" / "template" / ".github" / "workflows" / "convy.yml"
@@ -31,16 +32,13 @@ def tool(name: str) -> str:
 
 
 def readme_workflows() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    blocks = [
-        textwrap.dedent(found[2]) for found in re.finditer(r"^( *)```yaml\n(.*?)^\1```", text, re.M | re.S)
-    ]
-    return [block for block in blocks if re.search(r"^jobs:", block, re.M)]
+    """Every workflow of the README and the docs' pages, the README's first."""
+    return [block.text for block in blocks("yaml") if re.search(r"^jobs:", block.text, re.M)]
 
 
 def workflows() -> list[tuple[str, str]]:
     named = [("template convy.yml", TEMPLATE.read_text())]
-    return named + [(f"README workflow {n}", block) for n, block in enumerate(readme_workflows(), 1)]
+    return named + [(f"docs workflow {n}", block) for n, block in enumerate(readme_workflows(), 1)]
 
 
 def loaded(text: str) -> dict[Any, Any]:

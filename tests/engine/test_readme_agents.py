@@ -1,15 +1,14 @@
-"""Every agent example of the README's "Agents" section, played as written by `convy run` against a
-real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
+"""Every agent example of the docs (docs/agents.md, and any page that marks one), played as written
+by `convy run` against a real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
 sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
 frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk agent,
 pydantic-ai's A2A server (fasta2a), agno's AgentOS, and pydantic-ai's AG-UI and Vercel AI adapters
 (the LangGraph and ADK presets are played against those frameworks' servers in test_presets.py).
-Only `${VAR}`s are filled in; each example's file is the README's text."""
+Only `${VAR}`s are filled in; each example's file is the page's text."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,9 +26,8 @@ from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 from tests.servers.tool_model import TOOL_TEXT as UI_TOOL_TEXT
 from tests.servers.ui_servers import UiServer
+from tests.support.docs import blocks
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
 SCENARIO = """\
 name: order
 turns:
@@ -41,10 +39,11 @@ checks:
 
 
 def examples() -> dict[str, str]:
-    return dict(EXAMPLE.findall(README.read_text(encoding="utf-8")))
+    """Each agent example of the docs by its name: the fenced block under `<!-- agent-example: NAME -->`."""
+    return {block.example: block.text for block in blocks("yaml") if block.example}
 
 
-def test_the_readme_has_one_example_for_each_shape() -> None:
+def test_the_docs_have_one_example_for_each_shape() -> None:
     assert list(examples()) == [
         "openai-stream",
         "template-sse",
