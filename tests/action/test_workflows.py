@@ -1,7 +1,7 @@
 """The workflow `convy init` writes and every workflow of the README and the docs, as a team copies
-them: clean under actionlint and zizmor (run here as .ci/run installs them), every action pinned by commit with
-its version in a comment, one run per pull request, the baseline branch the repository's default
-branch, least privilege, and forks' and Dependabot's pull requests skipped with a notice."""
+them: clean under actionlint and zizmor (run here as .ci/run installs them), every action pinned by
+commit with its version in a comment, one run per pull request, the baseline branch the repository's
+default branch, least privilege, and forks' and Dependabot's pull requests skipped with a notice."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ class SettingsPage(msgspec.Struct, frozen=True):
                 "Settings of `convy run` and of the action alike.\n",
                 *engine,
                 "## The action's own settings\n",
-                "Inputs of the action and flags of `python -m convy_action`; `convy run` does not take them.\n",
+                "Inputs of the action and flags of `python -m convy_action`, not of `convy run`.\n",
                 *action,
             ]
         )
@@ -52,8 +52,15 @@ class SettingsPage(msgspec.Struct, frozen=True):
         default, the values it takes and its names."""
         names = [f"input `{setting.name}`", f"variable `{setting.variable}`"]
         names.insert(0, f"flag `{setting.flag}`" + (" (`python -m convy_action`)" if own else ""))
-        names.append("secret: not in `[tool.convy]`" if setting.secret else f"`[tool.convy]` key `{setting.name}`")
-        lines = [f"### {setting.name}", "", setting.description[0].upper() + setting.description[1:] + ".", ""]
+        names.append(
+            "secret: not in `[tool.convy]`" if setting.secret else f"`[tool.convy]` key `{setting.name}`"
+        )
+        lines = [
+            f"### {setting.name}",
+            "",
+            setting.description[0].upper() + setting.description[1:] + ".",
+            "",
+        ]
         if "default" not in setting.description:
             lines.append(f"- default: {self.default(setting)}")
         if values := self.values(setting):
