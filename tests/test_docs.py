@@ -17,13 +17,15 @@ import sys
 import tomllib
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+import msgspec
 import pytest
 import yaml
 
 from convy import Setting
 from convy.errors import ConfigurationError
+from convy.play.wire.spec import Protocol
 from convy.project.labels import LabelFile
 from convy_action.runner.settings import NAMES, ActionSettings
 from convy_action.runner.settings_page import SettingsPage
@@ -150,7 +152,26 @@ def test_the_settings_page_has_every_setting_with_its_names_default_and_meaning(
         assert f"flag `{setting.flag}`" in section and f"variable `{setting.variable}`" in section, name
         assert f"input `{name}`" in section, name
         assert "default" in section, name
-    assert "one of `a2a`, `ag-ui`, `openai-chat`, `openai-responses`, `template`, `vercel-ai`" in text
+    protocol = text.split("\n### agent-protocol\n", 1)[1].split("\n### ", 1)[0]
+    assert all(f"`{value}`" in protocol for value in taken_protocols())
+
+
+def taken_protocols() -> set[str]:
+    """The protocols the setting `agent-protocol` takes (an agent file takes every one of Protocol)."""
+    match Setting("agent-protocol").field.type:
+        case msgspec.inspect.LiteralType(values=values):
+            return {str(value) for value in values} - {""}
+        case _:
+            raise TypeError("agent-protocol is a choice")
+
+
+def test_the_agents_page_names_every_protocol_and_those_the_setting_does_not_take() -> None:
+    text = page("agents.md")
+    assert sorted(re.findall(r"^\| \[`([a-z0-9-]+)`\]\(#", text, re.M)) == sorted(get_args(Protocol))
+    file_only = sorted(set(get_args(Protocol)) - taken_protocols())
+    sentence = next((line for line in text.split("\n\n") if "need an agent file" in line), "")
+    assert all(f"`{name}`" in sentence for name in file_only), (file_only, sentence)
+    assert bool(sentence) == bool(file_only)
 
 
 def yaml_examples() -> list[Block]:
