@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,7 +24,7 @@ import msgspec
 import pytest
 import yaml
 
-from convy import Setting
+from convy import DemoServers, Setting
 from convy.errors import ConfigurationError
 from convy.play.wire.spec import Protocol
 from convy.project.labels import LabelFile
@@ -243,12 +244,23 @@ def test_every_json_example_is_json(block: Block) -> None:
 
 
 @pytest.mark.parametrize("block", blocks("python"), ids=lambda block: block.where)
-def test_every_python_example_runs_in_a_project(tmp_path: Path, block: Block) -> None:
-    root = project(tmp_path)
-    (root / "example.py").write_text(block.text)
-    done = subprocess.run(
-        [sys.executable, "example.py"], cwd=root, capture_output=True, text=True, timeout=120
-    )
+def test_every_python_example_runs_in_the_demo_project(tmp_path: Path, block: Block) -> None:
+    """A program of the docs, run in a copy of the demo project whose settings point at the demo's
+    agent and models (started here), as a program reading `[tool.convy]` finds them."""
+    with DemoServers() as demo:
+        root = tmp_path / "project"
+        shutil.copytree(demo.project, root)
+        agent = root / "agents" / "support.yaml"
+        agent.write_text(agent.read_text().replace("${CONVY_DEMO_URL}", demo.environ()["CONVY_DEMO_URL"]))
+        settings = "".join(
+            f'{name} = "{value}"\n' for name, value in demo.flags().items() if name != "project"
+        )
+        with (root / "pyproject.toml").open("a") as pyproject:
+            pyproject.write(f"\n[tool.convy]\n{settings}")
+        (root / "example.py").write_text(block.text)
+        done = subprocess.run(
+            [sys.executable, "example.py"], cwd=root, capture_output=True, text=True, timeout=300
+        )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
