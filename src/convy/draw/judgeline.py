@@ -1,8 +1,7 @@
-"""The judge as measured against the project's labels (DESIGN §15.1), in one line the comment shows
-right under its verdict (the console too): κ with its interval, the labelled decisions it rests on,
-false passes and false fails, and how many more labelled decisions the gate waits for; that κ is
-undefined (the labels all one way cannot measure the judge, never shown as κ 1.00); or that it was
-not measured. And the pass rate corrected for the judge's errors, when it is shown."""
+"""The judge as measured against the project's labels (decision 42), in one line the comment shows
+right under its verdict (the console too): κ with its interval, or that it is undefined (never
+1.00), the labelled decisions it rests on, false passes and false fails, how many more labelled
+decisions the gate waits for; or that it was not measured. And the corrected pass rate's line."""
 
 from __future__ import annotations
 
