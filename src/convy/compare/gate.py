@@ -2,9 +2,9 @@
 inconclusive — with the rule that decided, the numbers behind it and the commonest cause.
 
 Inconclusive when nothing was judged, too many attempts have no verdict or the judge is not trusted
-against the project's labels; fail when the agent
-failed too many attempts, when no judged attempt held, when the pass rate is under the floor, or
-when the drop is more than allowed and significant; else pass.
+against the project's labels; fail when the agent failed too many attempts, when no judged attempt
+held, when the pass rate is under the floor, or when the drop is more than allowed and significant;
+else pass.
 
 Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
 written as, so a drop of exactly 5 points is not "more than" max-drop 0.05. The floor and the drop
@@ -243,7 +243,7 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             if not self.chosen:
                 return ""
             if judge.decisions < self.min_labels:
-                kappa = "undefined" if judge.kappa is None else f"{judge.kappa:.2f}"
+                kappa = "(undefined)" if judge.kappa is None else f"{judge.kappa:.2f}"
                 return (
                     f"the judge's κ {kappa} rests on {count}, fewer than min-labels {self.min_labels} "
                     f"({setting})"
