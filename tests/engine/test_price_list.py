@@ -87,7 +87,7 @@ def test_the_data_is_read_once_a_release_and_then_from_the_cache_file(tmp_path: 
     assert record["prices"]["source"] == first.source
     # the file is what a later run reads: a price written into it is the price found
     for seller in record["prices"]["sellers"]:
-        for model in seller["models"]:
+        for model in seller["listed"]:
             if model["id"] == "gpt-4o-mini":
                 model["rates"] = [{"input": {"base": "7"}, "output": {"base": "9"}}]
     kept.write_bytes(json.dumps(record).encode())

@@ -37,7 +37,7 @@ LIBRARY = "genai-prices"
 SAMPLE = 1_000
 """Tokens priced to read a rate per million: few enough to stay under any long-context tier."""
 
-FORMAT = 1
+FORMAT = 2
 """The cache file's format: a file of another is read again from the library."""
 
 COMPACT_DATE = re.compile(r"(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)")
@@ -140,13 +140,25 @@ class Listed(msgspec.Struct, frozen=True):
 
 class Seller(msgspec.Struct, frozen=True):
     """A provider: its id, the pattern of its API's URL, the pattern of the model names it is the
-    provider of, the providers it falls back to for a model it does not list, its models."""
+    provider of, the providers it falls back to for a model it does not list, its models (kept as
+    their JSON, read only for the provider a price is looked up at: a run prices a few models of
+    one or two providers)."""
 
     id: str
     api: str
     names: Clause = Clause()
     fallback: tuple[str, ...] = ()
-    models: tuple[Listed, ...] = ()
+    listed: msgspec.Raw = msgspec.Raw(b"[]")
+
+    @classmethod
+    def selling(
+        cls, id: str, api: str, names: Clause, fallback: tuple[str, ...], models: tuple[Listed, ...]
+    ) -> Seller:
+        return cls(id, api, names, fallback, msgspec.Raw(msgspec.json.encode(models)))
+
+    @property
+    def models(self) -> tuple[Listed, ...]:
+        return msgspec.json.decode(self.listed, type=tuple[Listed, ...])
 
     def own(self, name: str) -> Listed | None:
         return next((model for model in self.models if model.match.matches(name)), None)
@@ -314,12 +326,12 @@ class Unpacked:
 
     def sellers(self) -> tuple[Seller, ...]:
         return tuple(
-            Seller(
-                id=str(p["id"]),
-                api=str(p.get("api_pattern") or "(?!)"),
-                names=self.clause(p.get("model_match")),
-                fallback=tuple(p.get("fallback_model_providers") or ()),
-                models=tuple(self.model(m) for m in p.get("models") or ()),
+            Seller.selling(
+                str(p["id"]),
+                str(p.get("api_pattern") or "(?!)"),
+                self.clause(p.get("model_match")),
+                tuple(p.get("fallback_model_providers") or ()),
+                tuple(self.model(m) for m in p.get("models") or ()),
             )
             for p in self._providers
             if isinstance(p, dict)
