@@ -148,4 +148,3 @@ class HttpxFloor:
         requests = self._attempts * (2 * self._turns + 1)
         cpu_ms = 1000 * (time.process_time() - started) / requests
         sys.stdout.write(json.dumps({"cpu_ms": cpu_ms, "requests": answered}) + "\n")
-

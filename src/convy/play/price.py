@@ -22,12 +22,6 @@ NEVER_ASKED = Price(input=0.0, output=0.0)
 """The price of a model with no name: the run never asks it (a run that would is refused)."""
 
 
-@functools.cache
-def shipped() -> PriceList:
-    """The price library's data, read once a process (and from the cache file once a release)."""
-    return Shipped().prices()
-
-
 class Library(msgspec.Struct, frozen=True):
     """genai-prices' data, read on the first price looked up (never by `convy --help`), without
     importing the library (decision 57)."""
@@ -36,7 +30,12 @@ class Library(msgspec.Struct, frozen=True):
         """The model's price at the provider `url` points at (api.openai.com: openai,
         openrouter.ai: openrouter...); by the name alone when no provider's API is at that URL
         (a local server, a gateway). None when the library does not know the model."""
-        return shipped().price(name, url, datetime.datetime.now(datetime.UTC))
+        return self.prices().price(name, url, datetime.datetime.now(datetime.UTC))
+
+    @functools.cache  # noqa: B019 - every Library is equal: read once a process
+    def prices(self) -> PriceList:
+        """The price library's data, read once a process (and from the cache file once a release)."""
+        return Shipped().prices()
 
     def version(self) -> str:
         """`genai-prices 0.2.3`: what run.json records as the prices' source."""

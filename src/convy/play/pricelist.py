@@ -86,7 +86,7 @@ class Tiered(msgspec.Struct, frozen=True, omit_defaults=True):
         return decimal.Decimal(self.base)
 
 
-class Rate(msgspec.Struct, frozen=True, omit_defaults=True):
+class Charge(msgspec.Struct, frozen=True, omit_defaults=True):
     """One of a model's prices: per million tokens read and written, per thousand requests, and
     when it is in force — from a day on (`since`, ISO date, UTC) and/or daily from `start` to `end`
     (ISO times of day, UTC; an end before the start runs past midnight). Empty: free, always."""
@@ -123,19 +123,19 @@ class Rate(msgspec.Struct, frozen=True, omit_defaults=True):
         return Price(input=of(self.input, SAMPLE), output=of(self.output, 0))
 
 
-class Listed(msgspec.Struct, frozen=True):
+class Sold(msgspec.Struct, frozen=True):
     """A model a provider sells: its id, the pattern of the names it goes by, its rates (the first
     the default, a later one in force over an earlier one)."""
 
     id: str
     match: Clause
-    rates: tuple[Rate, ...] = ()
+    rates: tuple[Charge, ...] = ()
 
-    def rate(self, at: datetime.datetime) -> Rate:
+    def rate(self, at: datetime.datetime) -> Charge:
         for rate in reversed(self.rates):
             if rate.in_force(at):
                 return rate
-        return self.rates[0] if self.rates else Rate()
+        return self.rates[0] if self.rates else Charge()
 
 
 class Seller(msgspec.Struct, frozen=True):
@@ -152,15 +152,15 @@ class Seller(msgspec.Struct, frozen=True):
 
     @classmethod
     def selling(
-        cls, id: str, api: str, names: Clause, fallback: tuple[str, ...], models: tuple[Listed, ...]
+        cls, id: str, api: str, names: Clause, fallback: tuple[str, ...], models: tuple[Sold, ...]
     ) -> Seller:
         return cls(id, api, names, fallback, msgspec.Raw(msgspec.json.encode(models)))
 
     @property
-    def models(self) -> tuple[Listed, ...]:
-        return msgspec.json.decode(self.listed, type=tuple[Listed, ...])
+    def models(self) -> tuple[Sold, ...]:
+        return msgspec.json.decode(self.listed, type=tuple[Sold, ...])
 
-    def own(self, name: str) -> Listed | None:
+    def own(self, name: str) -> Sold | None:
         return next((model for model in self.models if model.match.matches(name)), None)
 
 
@@ -189,7 +189,7 @@ class PriceList(msgspec.Struct, frozen=True):
             model = self.model(seller, dated) if dated != folded else None
         return None if model is None else model.rate(at).price()
 
-    def model(self, seller: Seller, name: str) -> Listed | None:
+    def model(self, seller: Seller, name: str) -> Sold | None:
         found = seller.own(name)
         for other in seller.fallback:
             if found is not None:
@@ -198,8 +198,7 @@ class PriceList(msgspec.Struct, frozen=True):
             found = fallen.own(name) if fallen is not None else None
         return found
 
-    @staticmethod
-    def dashed(match: re.Match[str]) -> str:
+    def dashed(self, match: re.Match[str]) -> str:
         year, month, day = (int(match.group(index)) for index in range(2, 5))
         try:
             datetime.date(year, month, day)
@@ -337,23 +336,23 @@ class Unpacked:
             if isinstance(p, dict)
         )
 
-    def model(self, record: dict[str, Any]) -> Listed:
+    def model(self, record: dict[str, Any]) -> Sold:
         prices = record.get("prices")
-        rates: list[Rate] = []
+        rates: list[Charge] = []
         if isinstance(prices, dict):
             rates.append(self.rate(prices, None))
         elif isinstance(prices, list):
             rates.extend(self.rate(p.get("prices") or {}, p.get("constraint")) for p in prices)
-        return Listed(id=str(record["id"]), match=self.clause(record.get("match")), rates=tuple(rates))
+        return Sold(id=str(record["id"]), match=self.clause(record.get("match")), rates=tuple(rates))
 
-    def rate(self, price: dict[str, Any], constraint: dict[str, Any] | None) -> Rate:
+    def rate(self, price: dict[str, Any], constraint: dict[str, Any] | None) -> Charge:
         since = start = end = ""
         if isinstance(constraint, dict) and "start_date" in constraint:
             since = constraint["start_date"].isoformat()
         if isinstance(constraint, dict) and "start_time" in constraint:
             start = self.utc(constraint["start_time"])
             end = self.utc(constraint["end_time"])
-        return Rate(
+        return Charge(
             input=self.tiered(price.get("input_mtok")),
             output=self.tiered(price.get("output_mtok")),
             requests=str(price.get("requests_kcount") or "0"),
