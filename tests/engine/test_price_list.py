@@ -73,8 +73,9 @@ def test_a_compact_date_a_daily_price_and_an_unknown_model() -> None:
     at = MOMENTS[0]
     prices = Shipped().prices()
     assert prices.source.startswith("genai-prices ")
-    dated = prices.price("gpt-4o-mini-20240718", "https://api.openai.com/v1", at)
-    assert dated is not None and dated == prices.price("gpt-4o-mini-2024-07-18", "https://api.openai.com/v1", at)
+    openai = "https://api.openai.com/v1"
+    dated = prices.price("gpt-4o-mini-20240718", openai, at)
+    assert dated is not None and dated == prices.price("gpt-4o-mini-2024-07-18", openai, at)
     assert prices.price("no-such-model-anywhere", "https://api.openai.com/v1", at) is None
     assert prices.price("bench", "http://127.0.0.1:1/v1", at) is None
     assert PriceList().price("gpt-4o-mini", "", at) is None, "an empty list knows no price"

@@ -369,7 +369,8 @@ class Unpacked:
 
     def utc(self, moment: datetime.time) -> str:
         if moment.tzinfo is not None:
-            moment = datetime.datetime.combine(datetime.date(1970, 1, 1), moment).astimezone(datetime.UTC).time()
+            day = datetime.datetime.combine(datetime.date(1970, 1, 1), moment)
+            moment = day.astimezone(datetime.UTC).time()
         return moment.replace(tzinfo=None).isoformat()
 
     def clause(self, record: object) -> Clause:
