@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from convy.play.pricelist import PriceList, Shipped
+from convy.play.pricelist import PriceList, Shipped, Unpacked
 
 MOMENTS = (
     datetime.datetime(2026, 3, 2, 3, 0, tzinfo=datetime.UTC),
@@ -130,3 +130,22 @@ def test_a_price_is_looked_up_without_pydantic_the_library_or_a_second_http_clie
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[]"
+
+
+def test_a_data_module_of_another_shape_prices_nothing_rather_than_wrongly(tmp_path: Path) -> None:
+    known = tmp_path / "known.py"
+    known.write_text(
+        "import datetime\nfrom decimal import Decimal\nfrom .types import *\n"
+        "providers = [Provider(id='p', api_pattern='https://p', models=[ModelInfo(id='m', "
+        "match=ClauseEquals(equals='m'), "
+        "prices=ModelPrice(input_mtok=Decimal('2'), output_mtok=Decimal('3')))])]\n"
+    )
+    (seller,) = Unpacked(Shipped().providers(known)).sellers()
+    found = PriceList("p 1", (seller,)).price("M", "https://p/v1", MOMENTS[0])
+    assert found is not None and (found.input, found.output) == (2.0, 3.0)
+    odd = tmp_path / "odd.py"
+    odd.write_text("from .types import *\nproviders = build_them()\n")
+    assert Shipped().providers(odd) == []
+    importing = tmp_path / "importing.py"
+    importing.write_text("import os\nproviders = [os.getcwd()]\n")
+    assert Shipped().providers(importing) == [], "the data module imports nothing but its types"

@@ -273,7 +273,8 @@ class Shipped(msgspec.Struct, frozen=True):
     def providers(self, data: Path) -> list[Any]:
         """The data module's `providers`, each of the library's types made a plain record
         ({"": type name, **its arguments}): its compiled code (the installed bytecode when there
-        is some) run with those types, the date module and Decimal as text, and nothing else."""
+        is some) run with those types, the date module and Decimal as text, and nothing else; none
+        when the module is of a shape this code does not know (every price then unknown)."""
         code = importlib.machinery.SourceFileLoader("genai_prices.data", str(data)).get_code(
             "genai_prices.data"
         )
@@ -302,7 +303,10 @@ class Shipped(msgspec.Struct, frozen=True):
             "__builtins__": {**builtins.__dict__, "__import__": imported},
             "__name__": "genai_prices.data",
         }
-        exec(code, space)  # noqa: S102 - the installed library's own data module
+        try:
+            exec(code, space)  # noqa: S102 - the installed library's own data module
+        except Exception:  # noqa: BLE001 - data of another shape: every price unknown, never a wrong one
+            return []
         found = space.get("providers", [])
         return found if isinstance(found, list) else []
 
