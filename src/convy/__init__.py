@@ -14,6 +14,11 @@ from convy.release import VERSION
 __version__ = VERSION
 
 _HOMES = {
+    "Where": "convy.draft.drafting",
+    "Recording": "convy.draft.drafting",
+    "PhoenixProject": "convy.draft.phoenix",
+    "Drafting": "convy.draft.drafting",
+    "Drafted": "convy.draft.drafting",
     "Agent": "convy.play.agent",
     "AgentFailure": "convy.play.agent",
     "Ahead": "convy.conduct.prefetch",
@@ -133,6 +138,8 @@ __all__ = [
     "Data",
     "Decided",
     "DemoServers",
+    "Drafted",
+    "Drafting",
     "Estimating",
     "ExitCodes",
     "Flags",
@@ -156,6 +163,7 @@ __all__ = [
     "NoBaseline",
     "OpenAiModel",
     "Outcome",
+    "PhoenixProject",
     "Plain",
     "Plural",
     "Prefetch",
@@ -165,6 +173,7 @@ __all__ = [
     "Provenance",
     "Rate",
     "ReceiverRefused",
+    "Recording",
     "Reply",
     "Report",
     "Review",
@@ -204,9 +213,12 @@ __all__ = [
     "Unlabelled",
     "Untrusted",
     "Usage",
+    "Where",
 ]
 
 if TYPE_CHECKING:
+    from convy.draft.drafting import Drafted, Drafting, Recording, Where
+    from convy.draft.phoenix import PhoenixProject
     from convy.compare.comparison import NO_BASELINE, Comparison, NoBaseline, RunsDiffer, ScenarioChange
     from convy.compare.gate import GateDecision
     from convy.compare.statistics import Rate, Unknown
