@@ -23,6 +23,9 @@ from convy.errors import ConfigurationError
 from convy.play.agent import Message
 from convy.play.model import Model, ModelFailure, Schema
 
+USED = " used "
+"""How `taken` marks a name this draft gave (no scenario name has spaces around a word)."""
+
 PEEK = 65536
 """How much of a file is looked at to tell a trace or log export from a chat log."""
 
@@ -182,6 +185,7 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
             name = self.unique(Slug(turns[0]).name(), taken)
             file = self.to / f"{name}.yaml"
             taken[name] = file
+            taken[f"{USED}{name}"] = file
             if file.exists():
                 left.append(self.shown(file))
                 continue
@@ -273,10 +277,14 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
         """`name`, or `name-2`, `name-3`…: one no other scenario has (the file of that very name
         in `to` may be there: it is left, and named)."""
         candidate, number = name, 1
-        while candidate in taken and taken[candidate] != self.to / f"{candidate}.yaml":
+        while candidate in taken and (taken[candidate] != self.to / f"{candidate}.yaml" or candidate in self.used(taken)):
             number += 1
             candidate = f"{name}-{number}"
         return candidate
+
+    def used(self, taken: Mapping[str, Path]) -> set[str]:
+        """The names this draft gave already (kept in `taken` under a prefix no name has)."""
+        return {name.removeprefix(USED) for name in taken if name.startswith(USED)}
 
     async def brief(self, model: Model, recorded: Recorded, masking: Masking, warnings: list[str]) -> Brief:
         """The brief and claims the model drafts from the conversation (masked first); empty when
