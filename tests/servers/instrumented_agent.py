@@ -11,7 +11,8 @@ FLAVOR is `openinference`, `openinference-genai` (OpenInference with its GenAI a
 far; each turn is a trace of its own, its `invoke_agent` span carrying the session as
 `gen_ai.conversation.id` for `openai-v2`; OpenInference's calls have no parent: their
 conversation is found by the history each call carries) and answers `{"reply": {"text": ...}}`; it prints its URL
-on the first line of stdout and serves until stdin closes. Its instrumentation is global to the
+on the first line of stdout and serves until stdin closes. With PHOENIX_OTLP set, its spans are also
+sent there over OTLP/HTTP (to Arize Phoenix). Its instrumentation is global to the
 process, hence a process of its own."""
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def instrumented(flavor: str, spans: Path, logs: Path) -> Any:
     resource = Resource.create({"service.name": "shop-agent"})
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    if os.environ.get("PHOENIX_OTLP"):
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        sent = OTLPSpanExporter(endpoint=os.environ["PHOENIX_OTLP"] + "/v1/traces")
+        tracer_provider.add_span_processor(SimpleSpanProcessor(sent))
     trace.set_tracer_provider(tracer_provider)
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))

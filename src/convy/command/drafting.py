@@ -81,7 +81,10 @@ class Drafting:
         for file in drafted.left:
             out.write(f"convy: left {file} as it is (it exists)\n")
         if drafted.masked:
-            counts = ", ".join(Plural(count, MASKED[kind]).text() for kind, count in drafted.masked.items())
+            counts = ", ".join(
+                Plural(count, MASKED[kind], "e-mail addresses" if kind == "email" else "").text()
+                for kind, count in drafted.masked.items()
+            )
             out.write(f"convy: masked {counts} (--keep-pii keeps them)\n")
         else:
             out.write("convy: masked nothing\n")

@@ -289,7 +289,8 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
     async def brief(self, model: Model, recorded: Recorded, masking: Masking, warnings: list[str]) -> Brief:
         """The brief and claims the model drafts from the conversation (masked first); empty when
         the model failed or answered no such JSON (warned about)."""
-        dialogue = "\n".join(f"{message.role}: {masking.text(message.text)}" for message in recorded.messages)
+        unseen = Masking(on=masking.on)
+        dialogue = "\n".join(f"{message.role}: {unseen.text(message.text)}" for message in recorded.messages)
         messages = (Message(role="system", content=BRIEFING), Message(role="user", content=dialogue))
         try:
             reply = await model.reply(messages, SHAPE)
