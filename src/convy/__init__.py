@@ -14,10 +14,10 @@ from convy.release import VERSION
 __version__ = VERSION
 
 _HOMES = {
-    "Where": "convy.draft.drafting",
+    "Kept": "convy.draft.drafting",
     "Recording": "convy.draft.drafting",
     "PhoenixProject": "convy.draft.phoenix",
-    "Drafting": "convy.draft.drafting",
+    "Drafts": "convy.draft.drafting",
     "Drafted": "convy.draft.drafting",
     "Agent": "convy.play.agent",
     "AgentFailure": "convy.play.agent",
@@ -139,7 +139,7 @@ __all__ = [
     "Decided",
     "DemoServers",
     "Drafted",
-    "Drafting",
+    "Drafts",
     "Estimating",
     "ExitCodes",
     "Flags",
@@ -147,6 +147,7 @@ __all__ = [
     "Index",
     "Judge",
     "JudgeFingerprint",
+    "Kept",
     "LabelDraw",
     "LabelName",
     "LabelSink",
@@ -213,12 +214,9 @@ __all__ = [
     "Unlabelled",
     "Untrusted",
     "Usage",
-    "Where",
 ]
 
 if TYPE_CHECKING:
-    from convy.draft.drafting import Drafted, Drafting, Recording, Where
-    from convy.draft.phoenix import PhoenixProject
     from convy.compare.comparison import NO_BASELINE, Comparison, NoBaseline, RunsDiffer, ScenarioChange
     from convy.compare.gate import GateDecision
     from convy.compare.statistics import Rate, Unknown
@@ -235,6 +233,8 @@ if TYPE_CHECKING:
     from convy.conduct.stop import Stop
     from convy.data import Data, Tagged
     from convy.demo.servers import DemoServers
+    from convy.draft.drafting import Drafted, Drafts, Kept, Recording
+    from convy.draft.phoenix import PhoenixProject
     from convy.draw.links import Links, TraceLink
     from convy.draw.markdown import CommentMarkdown, Marker
     from convy.draw.progress import Printed

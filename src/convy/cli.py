@@ -1,6 +1,6 @@
-"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label, draft — the
-only place that prints and picks exit codes. It uses the engine through its public names, as any program built
-on it would; what each subcommand does is in convy.command."""
+"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label,
+draft — the only place that prints and picks exit codes. It uses the engine through its public names,
+as any program built on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
 
@@ -198,7 +198,7 @@ class Command:
         Flags(LABEL).add_to(label)
         draft = command(
             "draft",
-            "write scenarios from recorded conversations: traces, logs, chat logs, run folders (never overwrites)",
+            "write scenarios from recorded conversations (traces, logs, chat logs, run folders)",
             "Write one scenario file per recorded conversation into --to: its user's messages as turns (a "
             "replay), `source`, `tags: [drafted]` and the claims (--claim, or drafted by a model with "
             "--brief). SOURCE is an OTLP JSON trace or log file, a chat log (JSON Lines of "
@@ -217,14 +217,25 @@ class Command:
             "--brief", action="store_true", help="a model drafts each scenario's brief and claims, to review"
         )
         draft.add_argument(
-            "--where", action="append", default=[], metavar="KEY=VALUE",
+            "--where",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
             help="keep conversations with this span attribute or chat-log metadata (e.g. feedback=negative)",
         )
-        draft.add_argument("--limit", type=int, default=0, metavar="N", help="keep the N latest conversations")
-        draft.add_argument("--keep-pii", action="store_true", help="do not mask personal data")
-        draft.add_argument("--phoenix", default="", metavar="URL", help="read a project of Arize Phoenix at URL")
         draft.add_argument(
-            "--project", dest="project_name", default="", metavar="NAME", help="the Phoenix project (with --phoenix)"
+            "--limit", type=int, default=0, metavar="N", help="keep the N latest conversations"
+        )
+        draft.add_argument("--keep-pii", action="store_true", help="do not mask personal data")
+        draft.add_argument(
+            "--phoenix", default="", metavar="URL", help="read a project of Arize Phoenix at URL"
+        )
+        draft.add_argument(
+            "--project",
+            dest="project_name",
+            default="",
+            metavar="NAME",
+            help="the Phoenix project (with --phoenix)",
         )
         Flags(DRAFT).add_to(draft)
         return parser

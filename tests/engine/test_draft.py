@@ -41,12 +41,15 @@ def test_a_chat_log_drafts_one_masked_replay_per_conversation_that_the_project_r
                     {"role": "system", "content": "Be kind."},
                     {"role": "user", "content": "Hi, I am jane.doe@example.com, card 4111 1111 1111 1111"},
                     {"role": "assistant", "content": "Hello Jane"},
-                    {"role": "user", "content": "Call me on +44 20 7946 0958, IBAN GB82 WEST 1234 5698 7654 32"},
+                    {
+                        "role": "user",
+                        "content": "Call me on +44 20 7946 0958, IBAN GB82 WEST 1234 5698 7654 32",
+                    },
                     {"role": "assistant", "content": "Done"},
                     {"role": "user", "content": "my key is sk-abcdefghijklmnopqrstuvwxyz123456"},
                 ],
             },
-            {"messages": [{"role": "user", "content": "Where is order 1234567890123?"}]},
+            {"messages": [{"role": "user", "content": "Kept is order 1234567890123?"}]},
         )
     )
     done = convy("draft", "chats.jsonl", "--claim", "The agent is polite.", cwd=tmp_path)
@@ -62,11 +65,9 @@ def test_a_chat_log_drafts_one_masked_replay_per_conversation_that_the_project_r
     assert first["claims"] == ["The agent is polite."]
     assert first["source"] == {"file": "chats.jsonl", "session": "c-1", "index": 0}
     assert "user" not in first
-    assert files["where-is-order-1234567890123"]["turns"] == ["Where is order 1234567890123?"]
+    assert files["where-is-order-1234567890123"]["turns"] == ["Kept is order 1234567890123?"]
     assert "wrote scenarios/drafted/hi-i-am-email-card-card.yaml" in done.stdout
-    assert (
-        "masked 1 e-mail address, 1 phone number, 1 card number, 1 IBAN, 1 key" in done.stdout
-    ), done.stdout
+    assert "masked 1 e-mail address, 1 phone number, 1 card number, 1 IBAN, 1 key" in done.stdout, done.stdout
     every = Scenarios(tmp_path).all()
     assert {d.scenario.name for d in every} == set(files)
     assert all(not d.scenario.simulated and d.scenario.source.file == "chats.jsonl" for d in every)
@@ -112,7 +113,9 @@ def test_neither_claim_nor_brief_exits_2_saying_to_give_one(tmp_path: Path) -> N
     assert not (tmp_path / "scenarios").exists()
 
 
-def test_where_keeps_matching_metadata_and_a_bad_line_is_warned_about_at_file_and_line(tmp_path: Path) -> None:
+def test_where_keeps_matching_metadata_and_a_bad_line_is_warned_about_at_file_and_line(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "chats.jsonl").write_text(
         chat(
             {"messages": [{"role": "user", "content": "Bad bot"}], "metadata": {"feedback": "negative"}},
@@ -127,14 +130,14 @@ def test_where_keeps_matching_metadata_and_a_bad_line_is_warned_about_at_file_an
     assert sorted(drafted(tmp_path)) == ["bad-bot", "worse-bot"]
     assert "chats.jsonl:2: skipped" in done.stderr
     assert "chats.jsonl:4: skipped" in done.stderr
-    limited = convy(
-        "draft", "chats.jsonl", "--claim", "c", "--limit", "1", "--to", "latest", cwd=tmp_path
-    )
+    limited = convy("draft", "chats.jsonl", "--claim", "c", "--limit", "1", "--to", "latest", cwd=tmp_path)
     assert limited.returncode == 0, limited.stderr
     assert sorted(drafted(tmp_path, "latest")) == ["worse-bot"]
 
 
-def test_genai_spans_interleaved_across_conversations_carrying_history_draft_each_once(tmp_path: Path) -> None:
+def test_genai_spans_interleaved_across_conversations_carrying_history_draft_each_once(
+    tmp_path: Path,
+) -> None:
     """Two conversations, no ids, each turn a trace of its own, their calls interleaved in time,
     every call carrying the whole history: each is drafted once, its user's words in order."""
     a1 = [SYSTEM, ("user", "I want a refund")]
@@ -214,7 +217,9 @@ def test_log_records_are_joined_to_their_spans_the_structured_details_and_the_ol
             {"role": "system", "parts": [{"type": "text", "content": "sys"}]},
             {"role": "user", "parts": [{"type": "text", "content": "First question"}]},
         ],
-        "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "First answer"}]}],
+        "gen_ai.output.messages": [
+            {"role": "assistant", "parts": [{"type": "text", "content": "First answer"}]}
+        ],
     }
     logs = [
         logs_line(record(trace, "call-1", "gen_ai.client.inference.operation.details", details, 5)),
@@ -257,7 +262,10 @@ def test_a_run_folder_drafts_its_attempts_and_where_picks_those_that_failed(tmp_
 
 def test_masking_checks_cards_and_ibans_and_leaves_ordinary_numbers() -> None:
     masking = Masking()
-    assert masking.text("card 4111 1111 1111 1112 and 4242-4242-4242-4242") == "card 4111 1111 1111 1112 and <card>"
+    assert (
+        masking.text("card 4111 1111 1111 1112 and 4242-4242-4242-4242")
+        == "card 4111 1111 1111 1112 and <card>"
+    )
     assert masking.text("IBAN DE89 3704 0044 0532 0130 00, not DE00 ABCD EFGH IJKL") == (
         "IBAN <iban>, not DE00 ABCD EFGH IJKL"
     )

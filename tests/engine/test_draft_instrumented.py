@@ -36,7 +36,9 @@ MASKED = {
 def answer(request: Request) -> str:
     """The agent's model echoes; the judge passes every claim; a brief drafted when asked."""
     format_ = request.get("response_format") or {}
-    if format_.get("json_schema", {}).get("name") == "drafted_scenario" or "drafted_scenario" in json.dumps(format_):
+    if format_.get("json_schema", {}).get("name") == "drafted_scenario" or "drafted_scenario" in json.dumps(
+        format_
+    ):
         return json.dumps({"user": "You are a customer of the shop.", "claims": ["The agent answers."]})
     if format_:
         return json.dumps({"decisions": [{"pass": True, "reason": "It did."} for _ in range(2)]})
@@ -44,14 +46,26 @@ def answer(request: Request) -> str:
 
 
 @contextmanager
-def agent(flavor: str, model: ModelServer, folder: Path, environ: dict[str, str] | None = None) -> Iterator[str]:
+def agent(
+    flavor: str, model: ModelServer, folder: Path, environ: dict[str, str] | None = None
+) -> Iterator[str]:
     """The instrumented agent in a process of its own, its URL; its files flushed when it ends."""
     import os
 
     started = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.instrumented_agent", flavor, model.url,
-         str(folder / "spans.jsonl"), str(folder / "logs.jsonl")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, **(environ or {})},
+        [
+            sys.executable,
+            "-m",
+            "tests.servers.instrumented_agent",
+            flavor,
+            model.url,
+            str(folder / "spans.jsonl"),
+            str(folder / "logs.jsonl"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(environ or {})},
     )
     assert started.stdout is not None and started.stdin is not None
     try:
@@ -68,7 +82,9 @@ def talk(url: str) -> None:
         for session, said in CONVERSATIONS.items():
             if turn < len(said):
                 dialogues[session].append({"role": "user", "content": said[turn]})
-                reply = httpx.post(f"{url}/chat", json={"messages": dialogues[session], "session": session}).json()
+                reply = httpx.post(
+                    f"{url}/chat", json={"messages": dialogues[session], "session": session}
+                ).json()
                 dialogues[session].append({"role": "assistant", "content": reply["reply"]["text"]})
 
 
@@ -86,8 +102,16 @@ def play(project: Path, url: str, model: ModelServer) -> list[dict[str, Any]]:
     )
     before = len(model.requests)
     done = convy(
-        "run", "--model-url", model.url, "--user-model", "the-user", "--judge-model", "the-judge",
-        "--repeat", "1", cwd=project,
+        "run",
+        "--model-url",
+        model.url,
+        "--user-model",
+        "the-user",
+        "--judge-model",
+        "the-judge",
+        "--repeat",
+        "1",
+        cwd=project,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not [r for r in model.requests[before:] if r.get("model") == "the-user"], "a user model was asked"
@@ -108,13 +132,24 @@ def test_real_instrumentation_drafts_each_conversation_once_and_the_drafts_repla
         project.mkdir()
         for source in sources:
             (tmp_path / source).rename(project / source)
-        claims = ["--brief", "--model-url", model.url, "--judge-model", "the-judge", "--claim", "The agent is polite."]
+        claims = [
+            "--brief",
+            "--model-url",
+            model.url,
+            "--judge-model",
+            "the-judge",
+            "--claim",
+            "The agent is polite.",
+        ]
         done = convy("draft", *sources, *claims, cwd=project)
         assert done.returncode == 0, done.stderr
         assert drafted_turns(project / "scenarios" / "drafted") == sorted(MASKED.values())
         assert "masked 1 e-mail address" in done.stdout
         for file in (project / "scenarios" / "drafted").glob("*.yaml"):
-            assert "# drafted from a recorded conversation: review the claims before relying on them" in file.read_text()
+            assert (
+                "# drafted from a recorded conversation: review the claims before relying on them"
+                in file.read_text()
+            )
         with agent(flavor, model, tmp_path) as url:
             attempts = play(project, url, model)
     assert len(attempts) == 2

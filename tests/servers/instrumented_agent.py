@@ -10,10 +10,10 @@ FLAVOR is `openinference`, `openinference-genai` (OpenInference with its GenAI a
 `openai-v2`. It serves `POST /chat` with `{"messages": [...], "session": "..."}` (the dialogue so
 far; each turn is a trace of its own, its `invoke_agent` span carrying the session as
 `gen_ai.conversation.id` for `openai-v2`; OpenInference's calls have no parent: their
-conversation is found by the history each call carries) and answers `{"reply": {"text": ...}}`; it prints its URL
-on the first line of stdout and serves until stdin closes. With PHOENIX_OTLP set, its spans are also
-sent there over OTLP/HTTP (to Arize Phoenix). Its instrumentation is global to the
-process, hence a process of its own."""
+conversation is found by the history each call carries) and answers `{"reply": {"text": ...}}`;
+it prints its URL on the first line of stdout and serves until stdin closes. With PHOENIX_OTLP
+set, its spans are also sent there over OTLP/HTTP (to Arize Phoenix). Its instrumentation is
+global to the process, hence a process of its own."""
 
 from __future__ import annotations
 
@@ -132,7 +132,9 @@ def main(flavor: str, model_url: str, spans: str, logs: str) -> None:
 
     client = openai.OpenAI(base_url=model_url, api_key="local")
 
-    def route(method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def route(
+        method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         if method != "POST" or path != "/chat":
             return 404, {"Content-Type": "text/plain"}, b"not found"
         asked = json.loads(body)

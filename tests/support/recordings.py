@@ -16,7 +16,12 @@ def convy(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproces
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "convy", *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "convy", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -34,7 +39,12 @@ def value(plain: Any) -> dict[str, Any]:
 
 
 def span(
-    trace: str, span_id: str, at: int, attributes: dict[str, Any], parent: str = "", events: Iterable[Any] = ()
+    trace: str,
+    span_id: str,
+    at: int,
+    attributes: dict[str, Any],
+    parent: str = "",
+    events: Iterable[Any] = (),
 ) -> dict[str, Any]:
     made: dict[str, Any] = {
         "traceId": trace,
@@ -71,7 +81,9 @@ def logs_line(*records: dict[str, Any]) -> str:
 
 def genai(messages: list[tuple[str, str]]) -> str:
     """`gen_ai.input.messages` (or output) as the GenAI conventions write it: a JSON string of parts."""
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]} for role, text in messages])
+    return json.dumps(
+        [{"role": role, "parts": [{"type": "text", "content": text}]} for role, text in messages]
+    )
 
 
 def openinference(messages: list[tuple[str, str]], prefix: str) -> dict[str, str]:

@@ -17,7 +17,13 @@ from convy.command.console import Console
 EXIT_PASS = 0
 MODEL = ("model-url", "model-key", "user-model", "judge-model", "model-timeout")
 """The settings `convy draft` takes as flags: the model `--brief` asks."""
-MASKED = {"email": "e-mail address", "phone": "phone number", "card": "card number", "iban": "IBAN", "secret": "key"}
+MASKED = {
+    "email": "e-mail address",
+    "phone": "phone number",
+    "card": "card number",
+    "iban": "IBAN",
+    "secret": "key",
+}
 """What each kind of masked text is called in the count printed."""
 
 
@@ -30,10 +36,12 @@ class Drafting:
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         here = Path.cwd()
-        phoenix = ()
+        phoenix: tuple[convy.PhoenixProject, ...] = ()
         if arguments.phoenix or arguments.project_name:
             if not arguments.phoenix or not arguments.project_name:
-                raise convy.ConfigurationError("--phoenix", "needs --project NAME too (and --project needs --phoenix)")
+                raise convy.ConfigurationError(
+                    "--phoenix", "needs --project NAME too (and --project needs --phoenix)"
+                )
             phoenix = (
                 convy.PhoenixProject(
                     url=arguments.phoenix,
@@ -41,14 +49,14 @@ class Drafting:
                     key=self._environ.get("PHOENIX_API_KEY", ""),
                 ),
             )
-        drafting = convy.Drafting(
+        drafting = convy.Drafts(
             sources=tuple(convy.Recording(path=here / given, shown=given) for given in arguments.sources),
             phoenix=phoenix,
             to=here / arguments.to,
             here=here,
             claims=tuple(arguments.claim),
             briefed=arguments.brief,
-            where=convy.Where.of(arguments.where),
+            where=convy.Kept.of(arguments.where),
             limit=arguments.limit,
             keep_pii=arguments.keep_pii,
         )
@@ -57,7 +65,7 @@ class Drafting:
         self.show(drafted)
         return EXIT_PASS
 
-    async def drafted(self, drafting: convy.Drafting, arguments: argparse.Namespace) -> convy.Drafted:
+    async def drafted(self, drafting: convy.Drafts, arguments: argparse.Namespace) -> convy.Drafted:
         if not drafting.briefed:
             return await drafting.done()
         import httpx

@@ -1,4 +1,4 @@
-"""Chat logs: JSON Lines, one conversation a line, `{"messages": [{"role", "content"}, …]}` with an
+"""Chat logs: JSON JsonLines, one conversation a line, `{"messages": [{"role", "content"}, …]}` with an
 optional `id` and `metadata` (what `--where` looks at); a bad line is skipped with a warning naming
 file:line."""
 
@@ -8,18 +8,18 @@ from collections.abc import Iterator, Mapping
 
 import msgspec
 
-from convy.draft.messages import Said
-from convy.draft.otlp import Lines
-from convy.draft.recorded import Recorded, Spoken
+from convy.draft.messages import Uttered
+from convy.draft.otlp import JsonLines
+from convy.draft.recorded import Recorded, Utterance
 
 
 class ChatLog(msgspec.Struct, frozen=True):
     """A chat log file, as `shown` (its path as given)."""
 
-    lines: Lines
+    lines: JsonLines
 
     def conversations(self, warnings: list[str]) -> Iterator[Recorded]:
-        said = Said()
+        said = Uttered()
         index = 0
         for number, data in self.lines.objects(warnings):
             where = f"{self.lines.shown}:{number}"
@@ -30,10 +30,7 @@ class ChatLog(msgspec.Struct, frozen=True):
             if len(messages) != len(data["messages"]):
                 warnings.append(f"{where}: skipped: a message that is not an object")
                 continue
-            spoken = tuple(
-                Spoken(said.role(message, "user"), said.text(message))
-                for message in messages
-            )
+            spoken = tuple(Utterance(said.role(message, "user"), said.text(message)) for message in messages)
             metadata = data.get("metadata")
             kept = (
                 {str(key): self.text(value) for key, value in metadata.items()}

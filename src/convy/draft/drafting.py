@@ -14,7 +14,7 @@ import yaml
 from convy.draft.chatlog import ChatLog
 from convy.draft.gathering import Gathering
 from convy.draft.masking import KINDS, Masking
-from convy.draft.otlp import Lines, OtlpFile
+from convy.draft.otlp import JsonLines, OtlpFile
 from convy.draft.phoenix import PhoenixProject
 from convy.draft.recorded import Recorded
 from convy.draft.runfolder import RunFolder
@@ -46,13 +46,13 @@ SHAPE = Schema(
 )
 
 
-class Where(msgspec.Struct, frozen=True):
+class Kept(msgspec.Struct, frozen=True):
     """`--where KEY=VALUE`, each given: a conversation is kept when every KEY has its VALUE."""
 
     pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, given: Iterable[str]) -> Where:
+    def of(cls, given: Iterable[str]) -> Kept:
         pairs = []
         for text in given:
             key, equals, value = text.partition("=")
@@ -81,7 +81,9 @@ class Recording(msgspec.Struct, frozen=True):
         if self.path.is_dir():
             if (self.path / "attempts.jsonl").is_file():
                 return "run"
-            raise ConfigurationError(self.shown, "is a folder without attempts.jsonl: give a run folder or a file")
+            raise ConfigurationError(
+                self.shown, "is a folder without attempts.jsonl: give a run folder or a file"
+            )
         if not self.path.is_file():
             raise ConfigurationError(self.shown, "does not exist")
         with self.path.open("rb") as file:
@@ -104,7 +106,7 @@ class Drafted(msgspec.Struct, frozen=True, kw_only=True):
     masked: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-class Drafting(msgspec.Struct, frozen=True, kw_only=True):
+class Drafts(msgspec.Struct, frozen=True, kw_only=True):
     """A draft asked for: its sources (files and folders as given, and a Phoenix project), the
     folder the scenarios go to, each scenario's claims, the model that drafts a brief and claims
     (`briefed`; otherwise not asked), `--where`, `--limit` (0: all), whether personal data is kept,
@@ -116,7 +118,7 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
     here: Path
     claims: tuple[str, ...] = ()
     briefed: bool = False
-    where: Where = Where()
+    where: Kept = Kept()
     limit: int = 0
     keep_pii: bool = False
 
@@ -127,7 +129,9 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
                 "--claim", "no claims: give --claim TEXT (one or more) or --brief (a model drafts them)"
             )
         if not self.sources and not self.phoenix:
-            raise ConfigurationError("SOURCE", "nothing to draft from: give a file, a run folder or --phoenix")
+            raise ConfigurationError(
+                "SOURCE", "nothing to draft from: give a file, a run folder or --phoenix"
+            )
         if any(not claim.strip() for claim in self.claims):
             raise ConfigurationError("--claim", "is empty")
         if self.limit < 0:
@@ -144,7 +148,7 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
                 case "run":
                     yield from RunFolder(source.path, source.shown).conversations(warnings)
                 case "chat":
-                    yield from ChatLog(Lines(source.path, source.shown)).conversations(warnings)
+                    yield from ChatLog(JsonLines(source.path, source.shown)).conversations(warnings)
                 case _:
                     OtlpFile(source.path, source.shown).read(gathering, warnings)
                     gathered = True
@@ -174,7 +178,9 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
         `briefed` (ConfigurationError when it is asked for and not given)."""
         self.checked()
         if self.briefed and model is None:
-            raise ConfigurationError("--brief", "needs a model: set model-url and user-model (or judge-model)")
+            raise ConfigurationError(
+                "--brief", "needs a model: set model-url and user-model (or judge-model)"
+            )
         warnings: list[str] = []
         read, kept = self.chosen(warnings)
         masking = Masking(on=not self.keep_pii)
@@ -277,7 +283,9 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
         """`name`, or `name-2`, `name-3`…: one no other scenario has (the file of that very name
         in `to` may be there: it is left, and named)."""
         candidate, number = name, 1
-        while candidate in taken and (taken[candidate] != self.to / f"{candidate}.yaml" or candidate in self.used(taken)):
+        while candidate in taken and (
+            taken[candidate] != self.to / f"{candidate}.yaml" or candidate in self.used(taken)
+        ):
             number += 1
             candidate = f"{name}-{number}"
         return candidate
@@ -296,7 +304,10 @@ class Drafting(msgspec.Struct, frozen=True, kw_only=True):
             reply = await model.reply(messages, SHAPE)
             data = json.loads(reply.text)
         except (ModelFailure, ValueError) as error:
-            warnings.append(f"--brief: the model drafted nothing for {recorded.origin or recorded.run} #{recorded.index}: {error}")
+            warnings.append(
+                f"--brief: the model drafted nothing for {recorded.origin or recorded.run} "
+                f"#{recorded.index}: {error}"
+            )
             return Brief()
         if not isinstance(data, Mapping):
             return Brief()

@@ -1,15 +1,15 @@
-"""Model calls gathered from every source, then put into conversations: a call belongs to the
-conversation its id names (`gen_ai.conversation.id`, `session.id`, `langfuse.session.id`, on its
-span or the nearest ancestor in the same trace), else to the conversation whose last call's input
-and output begin its input, else to its trace. Within a conversation calls go by start time, a call
-that carries the whole history adds only what is new, and the system message is never a turn."""
+"""Model calls gathered from every source, then put into conversations: by the id on the call's
+span or its nearest ancestor, else by the history the call carries, else by its trace; in start
+order, a call carrying the whole history adding only what is new, the system message never a turn.
+
+A call's conversation is named by `gen_ai.conversation.id`, `session.id` or `langfuse.session.id`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from convy.draft.messages import EVENT_NAMES, Conventions, Pair
-from convy.draft.recorded import ModelCall, Recorded, SpanLink, Spoken
+from convy.draft.recorded import ModelCall, Recorded, SpanLink, Utterance
 
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "langfuse.session.id")
 """The attributes that name a call's conversation, first found first."""
@@ -25,7 +25,7 @@ class Gathering:
 
     def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.wanted = tuple(wanted)
-        self._book: dict[Pair, Spoken] = {}
+        self._book: dict[Pair, Utterance] = {}
         self._links: dict[tuple[str, str], SpanLink] = {}
         self._calls: dict[tuple[str, str], ModelCall] = {}
         self._logged: dict[tuple[str, str], ModelCall] = {}
@@ -33,12 +33,12 @@ class Gathering:
         self._starts: dict[tuple[str, str], int] = {}
         self._read = 0
 
-    def spoken(self, pairs: Iterable[Pair]) -> tuple[Spoken, ...]:
+    def spoken(self, pairs: Iterable[Pair]) -> tuple[Utterance, ...]:
         said = []
         for pair in pairs:
             known = self._book.get(pair)
             if known is None:
-                known = self._book[pair] = Spoken(*pair)
+                known = self._book[pair] = Utterance(*pair)
             said.append(known)
         return tuple(said)
 
@@ -54,7 +54,14 @@ class Gathering:
         return str(value)
 
     def call(
-        self, origin: str, trace: str, span: str, at: int, asked: list[Pair], answered: list[Pair], logged: bool = False
+        self,
+        origin: str,
+        trace: str,
+        span: str,
+        at: int,
+        asked: list[Pair],
+        answered: list[Pair],
+        logged: bool = False,
     ) -> None:
         """A model call read, from a span's attributes or events, or (`logged`) from log records; a
         span's own messages win over its logs', so a call recorded both ways is read once."""
@@ -95,7 +102,7 @@ class Gathering:
         parent: str,
         at: int,
         attributes: Mapping[str, object],
-        events: list[tuple[str, Mapping[str, object]]],
+        events: Sequence[tuple[str, Mapping[str, object]]],
     ) -> None:
         """A span read (plain attributes, dotted keys; its events as (name, attributes)): its link,
         its start, and its model call when it records one, by its attributes else its events."""
@@ -104,7 +111,9 @@ class Gathering:
         conventions = Conventions()
         asked, answered = conventions.attributes(attributes)
         if not asked and not answered:
-            asked, answered = conventions.events([(name, body) for name, body in events if name in EVENT_NAMES])
+            asked, answered = conventions.events(
+                [(name, body) for name, body in events if name in EVENT_NAMES]
+            )
         self.call(origin, trace, span, at, asked, answered)
 
     def started(self, trace: str, span: str, at: int) -> None:
@@ -119,10 +128,17 @@ class Gathering:
             if key in self._calls:
                 continue
             at = self._starts.get(key) or logged.at
-            every.append(ModelCall(
-                origin=logged.origin, trace=logged.trace, span=logged.span, at=at, order=logged.order,
-                asked=logged.asked, answered=logged.answered,
-            ))
+            every.append(
+                ModelCall(
+                    origin=logged.origin,
+                    trace=logged.trace,
+                    span=logged.span,
+                    at=at,
+                    order=logged.order,
+                    asked=logged.asked,
+                    answered=logged.answered,
+                )
+            )
         every += self._loose
         return sorted(every, key=lambda call: (call.at, call.order))
 
@@ -158,7 +174,7 @@ class Gathering:
     def conversations(self) -> list[Recorded]:
         """The conversations of every call gathered, in the order each began."""
         threads: dict[tuple[str, str], Thread] = {}
-        ends: dict[tuple[Spoken, ...], list[tuple[str, str]]] = {}
+        ends: dict[tuple[Utterance, ...], list[tuple[str, str]]] = {}
         for call in self.calls():
             session = self.session(call)
             if session:
@@ -179,7 +195,7 @@ class Gathering:
         return [thread.recorded(index) for index, thread in enumerate(threads.values())]
 
     def continued(
-        self, call: ModelCall, ends: Mapping[tuple[Spoken, ...], list[tuple[str, str]]]
+        self, call: ModelCall, ends: Mapping[tuple[Utterance, ...], list[tuple[str, str]]]
     ) -> tuple[str, str] | None:
         """The conversation whose last call's input and output begin this call's input, the longest
         such first; None when none does."""
@@ -199,8 +215,8 @@ class Thread:
         self.trace = first.trace
         self.session = session
         self.latest = first.at
-        self.messages: list[Spoken] = []
-        self.end: tuple[Spoken, ...] = ()
+        self.messages: list[Utterance] = []
+        self.end: tuple[Utterance, ...] = ()
         self.kept: dict[str, str] = {}
 
     def add(self, call: ModelCall, kept: Mapping[str, str]) -> None:

@@ -12,7 +12,9 @@ SECRET = re.compile(
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-PHONE = re.compile(r"(?<![\w+])(?:\+\d[\d ().-]{6,}\d|\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}|0\d{2,4}[ ]\d{3,4}[ ]?\d{3,4})(?!\w)")
+PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d[\d ().-]{6,}\d|\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4}|0\d{2,4}[ ]\d{3,4}[ ]?\d{3,4})(?!\w)"
+)
 
 KINDS = ("email", "phone", "card", "iban", "secret")
 """What is masked, in the order the counts are printed."""

@@ -16,7 +16,9 @@ from convy.draft.recorded import ROLES
 Pair = tuple[str, str]
 """A message as read: (role, text)."""
 
-INDEXED = re.compile(r"^(?P<prefix>llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion)\.(?P<n>\d+)\.(?P<rest>.+)$")
+INDEXED = re.compile(
+    r"^(?P<prefix>llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion)\.(?P<n>\d+)\.(?P<rest>.+)$"
+)
 """An attribute of one message of a list flattened into keys: its list, its index, its field."""
 
 MESSAGE_EVENTS = {
@@ -30,7 +32,13 @@ MESSAGE_EVENTS = {
 DETAILS = "gen_ai.client.inference.operation.details"
 """The GenAI event that holds a call's messages as structured values."""
 
-EVENT_NAMES = {*MESSAGE_EVENTS, "gen_ai.choice", DETAILS, "gen_ai.content.prompt", "gen_ai.content.completion"}
+EVENT_NAMES = {
+    *MESSAGE_EVENTS,
+    "gen_ai.choice",
+    DETAILS,
+    "gen_ai.content.prompt",
+    "gen_ai.content.completion",
+}
 """The events and log records that hold a model call's messages."""
 
 
@@ -94,7 +102,7 @@ class Flattened(msgspec.Struct, frozen=True):
         return prefix in {"gen_ai.input.messages", "gen_ai.output.messages"}
 
 
-class Said(msgspec.Struct, frozen=True):
+class Uttered(msgspec.Struct, frozen=True):
     """A message's text, from a string, a list of content parts (`{"type": "text", "text"|"content"}`)
     or a message's `parts`; tool calls and their results have none."""
 
@@ -130,8 +138,9 @@ class Said(msgspec.Struct, frozen=True):
 
     def role(self, message: Mapping[str, object], default: str) -> str:
         role = message.get("role")
-        if not isinstance(role, str) and isinstance(message.get("message"), Mapping):
-            role = message["message"].get("role")  # type: ignore[union-attr]
+        inner = message.get("message")
+        if not isinstance(role, str) and isinstance(inner, Mapping):
+            role = inner.get("role")
         return ROLES.get(str(role).lower(), default) if isinstance(role, str) else default
 
 
@@ -163,19 +172,22 @@ class Conventions(msgspec.Struct, frozen=True):
     def listed(self, value: object, default: str) -> list[Pair]:
         """A list of messages, as a JSON string or as structured values."""
         if isinstance(value, str):
+            text = value
             try:
-                value = json.loads(value)
+                value = json.loads(text)
             except ValueError:
-                return [(default, value)] if value.strip() else []
+                return [(default, text)] if text.strip() else []
         if not isinstance(value, list):
             return []
-        said = Said()
+        said = Uttered()
         return [
-            (said.role(message, default), said.text(message)) for message in value if isinstance(message, Mapping)
+            (said.role(message, default), said.text(message))
+            for message in value
+            if isinstance(message, Mapping)
         ]
 
     def numbered(self, fields: Mapping[int, Mapping[str, object]], default: str) -> list[Pair]:
-        said = Said()
+        said = Uttered()
         found = []
         for _, message in sorted(fields.items()):
             role = message.get("message.role", message.get("role"))
@@ -197,7 +209,7 @@ class Conventions(msgspec.Struct, frozen=True):
         and `gen_ai.content.completion` hold a list each."""
         asked: list[Pair] = []
         answered: list[Pair] = []
-        said = Said()
+        said = Uttered()
         for name, body in events:
             if name == DETAILS:
                 more, out = self.details(body)

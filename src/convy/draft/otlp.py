@@ -14,8 +14,8 @@ from convy.draft.gathering import Gathering
 from convy.draft.messages import EVENT_NAMES, Conventions, Typed
 
 
-class Lines(msgspec.Struct, frozen=True):
-    """A JSON file read as JSON Lines, a line at a time: (line number, the object), a bad line
+class JsonLines(msgspec.Struct, frozen=True):
+    """A JSON file read as JSON JsonLines, a line at a time: (line number, the object), a bad line
     warned about in `warnings` and skipped. A file whose first line is no whole object is read as
     one object (a pretty-printed export)."""
 
@@ -53,24 +53,30 @@ class OtlpFile(msgspec.Struct, frozen=True):
 
     def read(self, into: Gathering, warnings: list[str]) -> None:
         typed = Typed()
-        for number, data in Lines(self.path, self.shown).objects(warnings):
+        for number, data in JsonLines(self.path, self.shown).objects(warnings):
             if not isinstance(data, Mapping) or not ("resourceSpans" in data or "resourceLogs" in data):
                 warnings.append(f"{self.shown}:{number}: skipped: no resourceSpans or resourceLogs")
                 continue
             try:
                 for scope in self.scopes(data, "resourceSpans", "scopeSpans"):
-                    for span in scope.get("spans", []) or []:
+                    for span in self.listed(scope.get("spans")):
                         self.span(span, into, typed)
                 for scope in self.scopes(data, "resourceLogs", "scopeLogs"):
-                    for record in scope.get("logRecords", []) or []:
+                    for record in self.listed(scope.get("logRecords")):
                         self.record(record, into, typed)
             except (AttributeError, TypeError, ValueError) as error:
-                warnings.append(f"{self.shown}:{number}: skipped the rest of it: {type(error).__name__}: {error}")
+                warnings.append(
+                    f"{self.shown}:{number}: skipped the rest of it: {type(error).__name__}: {error}"
+                )
 
-    def scopes(self, data: Mapping[str, object], resources: str, scopes: str) -> Iterator[Mapping[str, object]]:
+    def listed(self, items: object) -> list[Mapping[str, object]]:
+        return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) else []
+
+    def scopes(
+        self, data: Mapping[str, object], resources: str, scopes: str
+    ) -> Iterator[Mapping[str, object]]:
         for resource in data.get(resources, []) or []:  # type: ignore[attr-defined]
-            for scope in resource.get(scopes, []) or []:
-                yield scope
+            yield from resource.get(scopes, []) or []
 
     def span(self, span: Mapping[str, object], into: Gathering, typed: Typed) -> None:
         events = [
@@ -97,9 +103,16 @@ class OtlpFile(msgspec.Struct, frozen=True):
         fields = {**(body if isinstance(body, Mapping) else {}), **attributes}
         if not isinstance(body, Mapping) and isinstance(body, str):
             fields.setdefault("content", body)
-        at = int(str(record.get("timeUnixNano", 0) or 0)) or int(str(record.get("observedTimeUnixNano", 0) or 0))
+        at = int(str(record.get("timeUnixNano", 0) or 0)) or int(
+            str(record.get("observedTimeUnixNano", 0) or 0)
+        )
         asked, answered = Conventions().events([(name, fields)])
         into.call(
-            self.shown, str(record.get("traceId", "") or ""), str(record.get("spanId", "") or ""),
-            at, asked, answered, logged=True,
+            self.shown,
+            str(record.get("traceId", "") or ""),
+            str(record.get("spanId", "") or ""),
+            at,
+            asked,
+            answered,
+            logged=True,
         )

@@ -42,7 +42,9 @@ class PhoenixProject(msgspec.Struct, frozen=True):
                         "--phoenix", f"{base} refused the request ({answer.status_code}): set PHOENIX_API_KEY"
                     )
                 if answer.status_code == 404:
-                    raise ConfigurationError("--project", f"Phoenix at {base} has no project {self.project!r}")
+                    raise ConfigurationError(
+                        "--project", f"Phoenix at {base} has no project {self.project!r}"
+                    )
                 if answer.status_code != 200:
                     raise ConfigurationError("--phoenix", f"{address} answered {answer.status_code}")
                 try:

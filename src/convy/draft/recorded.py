@@ -21,7 +21,7 @@ ROLES = {
 """The roles recordings name, as ours: user, system, assistant, tool."""
 
 
-class Spoken(msgspec.Struct, frozen=True):
+class Utterance(msgspec.Struct, frozen=True):
     """One message of a recorded dialogue: its role (user, system, assistant, tool) and its text."""
 
     role: str
@@ -47,8 +47,8 @@ class ModelCall(msgspec.Struct, frozen=True, kw_only=True):
     span: str = ""
     at: int = 0
     order: int = 0
-    asked: tuple[Spoken, ...] = ()
-    answered: tuple[Spoken, ...] = ()
+    asked: tuple[Utterance, ...] = ()
+    answered: tuple[Utterance, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -67,10 +67,12 @@ class Recorded(msgspec.Struct, frozen=True, kw_only=True):
     session: str = ""
     index: int = 0
     latest: float = 0.0
-    messages: tuple[Spoken, ...] = ()
+    messages: tuple[Utterance, ...] = ()
     kept: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def turns(self) -> tuple[str, ...]:
         """The user's messages, in order: the scenario's turns."""
-        return tuple(message.text for message in self.messages if message.role == "user" and message.text.strip())
+        return tuple(
+            message.text for message in self.messages if message.role == "user" and message.text.strip()
+        )

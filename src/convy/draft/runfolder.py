@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy.draft.recorded import Recorded, Spoken
+from convy.draft.recorded import Recorded, Utterance
 from convy.play.outcome import Outcome, Verdict
 
 
@@ -34,7 +34,7 @@ class RunFolder(msgspec.Struct, frozen=True):
                 messages = tuple(
                     spoken
                     for turn in outcome.turns
-                    for spoken in (Spoken("user", turn.user), Spoken("assistant", turn.agent))
+                    for spoken in (Utterance("user", turn.user), Utterance("assistant", turn.agent))
                 )
                 holds = outcome.decision.holds if isinstance(outcome.decision, Verdict) else False
                 yield Recorded(

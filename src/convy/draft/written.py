@@ -5,12 +5,10 @@ the claims; a brief and claims a model drafted come under a line telling the rea
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import msgspec
 import yaml
 
-from convy.draft.recorded import Recorded
 from convy.project.scenario import Scenario
 
 REVIEW = "# drafted from a recorded conversation: review the claims before relying on them"
