@@ -49,7 +49,7 @@ def test_a_chat_log_drafts_one_masked_replay_per_conversation_that_the_project_r
                     {"role": "user", "content": "my key is sk-abcdefghijklmnopqrstuvwxyz123456"},
                 ],
             },
-            {"messages": [{"role": "user", "content": "Kept is order 1234567890123?"}]},
+            {"messages": [{"role": "user", "content": "Where is order 1234567890123?"}]},
         )
     )
     done = convy("draft", "chats.jsonl", "--claim", "The agent is polite.", cwd=tmp_path)
@@ -65,7 +65,7 @@ def test_a_chat_log_drafts_one_masked_replay_per_conversation_that_the_project_r
     assert first["claims"] == ["The agent is polite."]
     assert first["source"] == {"file": "chats.jsonl", "session": "c-1", "index": 0}
     assert "user" not in first
-    assert files["where-is-order-1234567890123"]["turns"] == ["Kept is order 1234567890123?"]
+    assert files["where-is-order-1234567890123"]["turns"] == ["Where is order 1234567890123?"]
     assert "wrote scenarios/drafted/hi-i-am-email-card-card.yaml" in done.stdout
     assert "masked 1 e-mail address, 1 phone number, 1 card number, 1 IBAN, 1 key" in done.stdout, done.stdout
     every = Scenarios(tmp_path).all()

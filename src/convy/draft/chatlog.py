@@ -1,4 +1,4 @@
-"""Chat logs: JSON JsonLines, one conversation a line, `{"messages": [{"role", "content"}, …]}` with an
+"""Chat logs: JSON Lines, one conversation a line, `{"messages": [{"role", "content"}, …]}` with an
 optional `id` and `metadata` (what `--where` looks at); a bad line is skipped with a warning naming
 file:line."""
 

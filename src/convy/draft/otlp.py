@@ -15,7 +15,7 @@ from convy.draft.messages import EVENT_NAMES, Conventions, Typed
 
 
 class JsonLines(msgspec.Struct, frozen=True):
-    """A JSON file read as JSON JsonLines, a line at a time: (line number, the object), a bad line
+    """A JSON file read as JSON Lines, a line at a time: (line number, the object), a bad line
     warned about in `warnings` and skipped. A file whose first line is no whole object is read as
     one object (a pretty-printed export)."""
 
