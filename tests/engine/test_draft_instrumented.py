@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 import yaml
 
 from tests.servers.models import ModelServer, Request
+from tests.support.phoenix import got
 from tests.support.recordings import convy
 
 CONVERSATIONS = {
@@ -155,3 +157,42 @@ def test_real_instrumentation_drafts_each_conversation_once_and_the_drafts_repla
     assert len(attempts) == 2
     assert all(a["decision"]["type"] == "verdict" and a["decision"]["holds"] for a in attempts)
     assert sorted([t["user"] for t in a["turns"]] for a in attempts) == sorted(MASKED.values())
+
+
+@pytest.mark.timeout(600)
+def test_phoenix_read_over_its_api_drafts_what_the_instrumented_agent_sent_it(
+    tmp_path: Path, phoenix: str
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with ModelServer(answer) as model:
+        with agent("openinference", model, tmp_path, {"PHOENIX_OTLP": phoenix}) as url:
+            talk(url)
+        calls = sum(len(said) for said in CONVERSATIONS.values())
+        for _ in range(120):
+            page = got(f"{phoenix}/v1/projects/default/spans?limit=1000")
+            if isinstance(page, dict) and len(page["data"]) >= calls:
+                break
+            time.sleep(0.5)  # Phoenix stores what it received a moment later
+        done = convy(
+            "draft",
+            "--phoenix",
+            phoenix,
+            "--project",
+            "default",
+            "--claim",
+            "The agent is polite.",
+            "--claim",
+            "The agent answers.",
+            cwd=project,
+        )
+        assert done.returncode == 0, done.stderr
+        assert drafted_turns(project / "scenarios" / "drafted") == sorted(MASKED.values())
+        sources = [
+            yaml.safe_load(f.read_text())["source"]
+            for f in (project / "scenarios" / "drafted").glob("*.yaml")
+        ]
+        assert all(s["url"] == f"{phoenix}/projects/default" for s in sources)
+        with agent("openinference", model, tmp_path) as url:
+            attempts = play(project, url, model)
+    assert len(attempts) == 2 and all(a["decision"]["holds"] for a in attempts)
