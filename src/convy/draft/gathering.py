@@ -26,11 +26,10 @@ class Gathering:
     def __init__(self, wanted: Iterable[str] = ()) -> None:
         self.wanted = tuple(wanted)
         self._book: dict[Pair, Utterance] = {}
-        self._links: dict[tuple[str, str], SpanLink] = {}
-        self._calls: dict[tuple[str, str], ModelCall] = {}
-        self._logged: dict[tuple[str, str], ModelCall] = {}
+        self._links: dict[int, SpanLink] = {}
+        self._calls: dict[int, ModelCall] = {}
+        self._logged: dict[int, ModelCall] = {}
         self._loose: list[ModelCall] = []
-        self._starts: dict[tuple[str, str], int] = {}
         self._read = 0
 
     def spoken(self, pairs: Iterable[Pair]) -> tuple[Utterance, ...]:
@@ -42,11 +41,14 @@ class Gathering:
             said.append(known)
         return tuple(said)
 
-    def link(self, trace: str, span: str, parent: str, attributes: Mapping[str, object]) -> None:
-        """A span read: its parent, its conversation id and the attributes `--where` wants."""
+    def link(self, trace: str, span: str, parent: str, at: int, attributes: Mapping[str, object]) -> None:
+        """A span read: its parent, its conversation id, its start and the attributes `--where`
+        wants."""
         session = next((str(attributes[key]) for key in SESSION_KEYS if attributes.get(key)), "")
-        kept = {key: self.text(attributes[key]) for key in self.wanted if key in attributes}
-        self._links[(trace, span)] = SpanLink(parent=parent, session=session, kept=kept)
+        kept = tuple((key, self.text(attributes[key])) for key in self.wanted if key in attributes)
+        self._links[hash((trace, span))] = SpanLink(
+            hash((trace, parent)) if parent else 0, session, at, kept
+        )
 
     def text(self, value: object) -> str:
         if isinstance(value, bool):
@@ -106,8 +108,7 @@ class Gathering:
     ) -> None:
         """A span read (plain attributes, dotted keys; its events as (name, attributes)): its link,
         its start, and its model call when it records one, by its attributes else its events."""
-        self.link(trace, span, parent, attributes)
-        self.started(trace, span, at)
+        self.link(trace, span, parent, at, attributes)
         conventions = Conventions()
         asked, answered = conventions.attributes(attributes)
         if not asked and not answered:
@@ -116,18 +117,14 @@ class Gathering:
             )
         self.call(origin, trace, span, at, asked, answered)
 
-    def started(self, trace: str, span: str, at: int) -> None:
-        """A span's start time, for a call its logs recorded (their records may have none)."""
-        if at:
-            self._starts[(trace, span)] = at
-
     def calls(self) -> list[ModelCall]:
         """Every call once, in start order (the order read for the same time)."""
         every = list(self._calls.values())
         for key, logged in self._logged.items():
             if key in self._calls:
                 continue
-            at = self._starts.get(key) or logged.at
+            link = self._links.get(key)
+            at = link.at if link is not None and link.at else logged.at
             every.append(
                 ModelCall(
                     origin=logged.origin,
@@ -153,7 +150,7 @@ class Gathering:
                 return link.session
             if not link.parent:
                 return ""
-            key = (call.trace, link.parent)
+            key = link.parent
         return ""
 
     def kept(self, call: ModelCall) -> dict[str, str]:
@@ -164,11 +161,11 @@ class Gathering:
             link = self._links.get(key)
             if link is None:
                 break
-            for name, value in link.kept.items():
+            for name, value in link.kept:
                 found.setdefault(name, value)
             if not link.parent:
                 break
-            key = (call.trace, link.parent)
+            key = link.parent
         return found
 
     def conversations(self) -> list[Recorded]:

@@ -28,13 +28,15 @@ class Utterance(msgspec.Struct, frozen=True):
     text: str
 
 
-class SpanLink(msgspec.Struct, frozen=True, kw_only=True):
-    """A span as far as conversations need it: its parent, the conversation id it carries ("" none)
-    and the attributes `--where` asks about."""
+class SpanLink(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A span as far as conversations need it, kept small (a large export has many): its parent's
+    key (0 none), the conversation id it carries ("" none), its start (nanoseconds) and the
+    attributes `--where` asks about, as (name, value) pairs."""
 
-    parent: str = ""
+    parent: int = 0
     session: str = ""
-    kept: dict[str, str] = msgspec.field(default_factory=dict)
+    at: int = 0
+    kept: tuple[tuple[str, str], ...] = ()
 
 
 class ModelCall(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,8 +53,9 @@ class ModelCall(msgspec.Struct, frozen=True, kw_only=True):
     answered: tuple[Utterance, ...] = ()
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.trace, self.span)
+    def key(self) -> int:
+        """The span's key among every span read (its trace and span id hashed)."""
+        return hash((self.trace, self.span))
 
 
 class Recorded(msgspec.Struct, frozen=True, kw_only=True):
