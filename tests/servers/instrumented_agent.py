@@ -6,7 +6,8 @@ before their parents).
 
     python -m tests.servers.instrumented_agent FLAVOR MODEL_URL SPANS LOGS
 
-FLAVOR is `openinference`, `openinference-genai` (OpenInference with its GenAI attributes too) or
+FLAVOR is `openinference`, `openinference-genai` (OpenInference with its GenAI attributes too),
+`openai-v2-older` (its 2.3b0 release, in a Python of its own: messages only in log events) or
 `openai-v2`. It serves `POST /chat` with `{"messages": [...], "session": "..."}` (the dialogue so
 far; each turn is a trace of its own, its `invoke_agent` span carrying the session as
 `gen_ai.conversation.id` for `openai-v2`; OpenInference's calls have no parent: their
