@@ -137,6 +137,7 @@ def play(project: Path, url: str, model: ModelServer) -> list[dict[str, Any]]:
     assert done.returncode == 0, done.stdout + done.stderr
     assert not [r for r in model.requests[before:] if r.get("model") == "the-user"], "a user model was asked"
     (run,) = [p for p in (project / "results").glob("*/*") if p.is_dir()]
+    assert "drafted from" in (run / "report.html").read_text(), "the report shows each scenario's source"
     return [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
 
 
