@@ -22,7 +22,18 @@ import time
 from pathlib import Path
 
 TURNS = 8
-WORDS = "order refund parcel invoice delivery account password address store credit".split()
+WORDS = [
+    "order",
+    "refund",
+    "parcel",
+    "invoice",
+    "delivery",
+    "account",
+    "password",
+    "address",
+    "store",
+    "credit",
+]
 
 
 def message(role: str, text: str) -> dict[str, object]:

@@ -160,9 +160,12 @@ def test_genai_spans_interleaved_across_conversations_carrying_history_draft_eac
         )
         for n, (asked, answered) in enumerate(calls, start=1)
     ]
-    (tmp_path / "traces.jsonl").write_text("\n".join(reversed(lines)) + "\n")
+    (tmp_path / "traces.jsonl").write_text(
+        "\n".join([*reversed(lines), '{"resourceSpans": [{"scopeSp']) + "\n"
+    )
     done = convy("draft", "traces.jsonl", "--claim", "c", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "traces.jsonl:5: skipped" in done.stderr
     files = drafted(tmp_path)
     assert sorted(f["turns"] for f in files.values()) == [  # type: ignore[type-var]
         ["Do you ship to Norway?", "How long does it take?"],
@@ -273,3 +276,14 @@ def test_masking_checks_cards_and_ibans_and_leaves_ordinary_numbers() -> None:
     assert masking.text("token 3f2a9c0d1e4b5a6978c0d1e2f3a4b5c6") == "token <secret>"
     assert masking.text("(555) 123-4567") == "<phone>"
     assert masking.counts == {"email": 0, "phone": 1, "card": 1, "iban": 1, "secret": 1}
+
+
+def test_a_pretty_printed_export_of_one_object_is_read_whole(tmp_path: Path) -> None:
+    line = spans_line(
+        span("9" * 32, "1" * 16, 5, {"gen_ai.input.messages": genai([SYSTEM, ("user", "One object")])})
+    )
+    (tmp_path / "export.json").write_text(json.dumps(json.loads(line), indent=2))
+    done = convy("draft", "export.json", "--claim", "c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [f["turns"] for f in drafted(tmp_path).values()] == [["One object"]]
+    assert done.stderr == ""

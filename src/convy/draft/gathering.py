@@ -46,9 +46,7 @@ class Gathering:
         wants."""
         session = next((str(attributes[key]) for key in SESSION_KEYS if attributes.get(key)), "")
         kept = tuple((key, self.text(attributes[key])) for key in self.wanted if key in attributes)
-        self._links[hash((trace, span))] = SpanLink(
-            hash((trace, parent)) if parent else 0, session, at, kept
-        )
+        self._links[hash((trace, span))] = SpanLink(hash((trace, parent)) if parent else 0, session, at, kept)
 
     def text(self, value: object) -> str:
         if isinstance(value, bool):

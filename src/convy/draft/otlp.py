@@ -53,21 +53,24 @@ class OtlpFile(msgspec.Struct, frozen=True):
 
     def read(self, into: Gathering, warnings: list[str]) -> None:
         typed = Typed()
-        for number, data in JsonLines(self.path, self.shown).objects(warnings):
-            if not isinstance(data, Mapping) or not ("resourceSpans" in data or "resourceLogs" in data):
-                warnings.append(f"{self.shown}:{number}: skipped: no resourceSpans or resourceLogs")
-                continue
-            try:
-                for scope in self.scopes(data, "resourceSpans", "scopeSpans"):
-                    for span in self.listed(scope.get("spans")):
-                        self.span(span, into, typed)
-                for scope in self.scopes(data, "resourceLogs", "scopeLogs"):
-                    for record in self.listed(scope.get("logRecords")):
-                        self.record(record, into, typed)
-            except (AttributeError, TypeError, ValueError) as error:
-                warnings.append(
-                    f"{self.shown}:{number}: skipped the rest of it: {type(error).__name__}: {error}"
-                )
+        for number, read in JsonLines(self.path, self.shown).objects(warnings):
+            for data in read if isinstance(read, list) else [read]:
+                self.request(number, data, into, typed, warnings)
+
+    def request(self, number: int, data: object, into: Gathering, typed: Typed, warnings: list[str]) -> None:
+        """One export request (of spans, log records or both), read at `number`."""
+        if not isinstance(data, Mapping) or not ("resourceSpans" in data or "resourceLogs" in data):
+            warnings.append(f"{self.shown}:{number}: skipped: no resourceSpans or resourceLogs")
+            return
+        try:
+            for scope in self.scopes(data, "resourceSpans", "scopeSpans"):
+                for span in self.listed(scope.get("spans")):
+                    self.span(span, into, typed)
+            for scope in self.scopes(data, "resourceLogs", "scopeLogs"):
+                for record in self.listed(scope.get("logRecords")):
+                    self.record(record, into, typed)
+        except (AttributeError, TypeError, ValueError) as error:
+            warnings.append(f"{self.shown}:{number}: skipped the rest of it: {type(error).__name__}: {error}")
 
     def listed(self, items: object) -> list[Mapping[str, object]]:
         return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) else []
