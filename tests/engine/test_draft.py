@@ -3,12 +3,15 @@ joined to their spans, run folders; what is written, masked, filtered, left and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import yaml
 
+from convy.draft.drafting import Drafts, Recording
 from convy.draft.masking import Masking
+from convy.fakes import FakeModel
 from convy.project.scenarios import Scenarios
 from tests.support.recordings import (
     convy,
@@ -287,3 +290,38 @@ def test_a_pretty_printed_export_of_one_object_is_read_whole(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert [f["turns"] for f in drafted(tmp_path).values()] == [["One object"]]
     assert done.stderr == ""
+
+
+def test_a_brief_the_model_did_not_draft_is_warned_about_and_its_conversation_not_written(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "chats.jsonl").write_text(
+        chat(
+            {
+                "messages": [
+                    {"role": "user", "content": "Mail me at a@b.co"},
+                    {"role": "assistant", "content": "Ok"},
+                ]
+            },
+            {"messages": [{"role": "user", "content": "Second"}]},
+        )
+    )
+    model = FakeModel(['{"user": "You want mail at a@b.co.", "claims": ["The agent agrees."]}', "not JSON"])
+    drafts = Drafts(
+        sources=(Recording(path=tmp_path / "chats.jsonl", shown="chats.jsonl"),),
+        to=tmp_path / "scenarios" / "drafted",
+        here=tmp_path,
+        briefed=True,
+    )
+    done = asyncio.run(drafts.done(model))
+    assert done.written == ("scenarios/drafted/mail-me-at-email.yaml",)
+    assert any("the model drafted nothing" in warning for warning in done.warnings)
+    assert any("second.yaml: not written" in warning for warning in done.warnings)
+    text = (tmp_path / done.written[0]).read_text()
+    assert "# drafted from a recorded conversation: review the claims before relying on them\nuser:" in text
+    drafted_file = yaml.safe_load(text)
+    assert drafted_file["user"] == "You want mail at <email>."
+    assert drafted_file["claims"] == ["The agent agrees."]
+    assert drafted_file["max_turns"] == 1
+    assert "a@b.co" not in str(model.asked[0]), "the model reads the conversation masked"
+    assert done.masked == {"email": 2}
