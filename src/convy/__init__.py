@@ -27,6 +27,7 @@ _HOMES = {
     "Busy": "convy.play.busy",
     "Calibrated": "convy.conduct.calibrated",
     "JudgeFingerprint": "convy.conduct.calibrated",
+    "KappaText": "convy.draw.judgeline",
     "Calibration": "convy.conduct.calibration",
     "CalibrationFile": "convy.conduct.calibrated",
     "Call": "convy.play.agent",
@@ -147,6 +148,7 @@ __all__ = [
     "Index",
     "Judge",
     "JudgeFingerprint",
+    "KappaText",
     "Kept",
     "LabelDraw",
     "LabelName",
@@ -235,6 +237,7 @@ if TYPE_CHECKING:
     from convy.demo.servers import DemoServers
     from convy.draft.drafting import Drafted, Drafts, Kept, Recording
     from convy.draft.phoenix import PhoenixProject
+    from convy.draw.judgeline import KappaText
     from convy.draw.links import Links, TraceLink
     from convy.draw.markdown import CommentMarkdown, Marker
     from convy.draw.progress import Printed
