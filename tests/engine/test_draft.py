@@ -325,3 +325,26 @@ def test_a_brief_the_model_did_not_draft_is_warned_about_and_its_conversation_no
     assert drafted_file["max_turns"] == 1
     assert "a@b.co" not in str(model.asked[0]), "the model reads the conversation masked"
     assert done.masked == {"email": 2}
+
+
+def test_a_system_prompt_that_changes_every_call_does_not_repeat_the_history(tmp_path: Path) -> None:
+    first = [("system", "It is 10:01."), ("user", "Hello")]
+    second = [("system", "It is 10:02."), ("user", "Hello"), ("assistant", "Hi"), ("user", "Bye")]
+    (tmp_path / "traces.jsonl").write_text(
+        spans_line(
+            span(
+                "1" * 32,
+                "1" * 16,
+                1,
+                {
+                    "gen_ai.input.messages": genai(first),
+                    "gen_ai.output.messages": genai([("assistant", "Hi")]),
+                },
+            ),
+            span("2" * 32, "2" * 16, 2, {"gen_ai.input.messages": genai(second)}),
+        )
+        + "\n"
+    )
+    done = convy("draft", "traces.jsonl", "--claim", "c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [f["turns"] for f in drafted(tmp_path).values()] == [["Hello", "Bye"]]

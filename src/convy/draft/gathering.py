@@ -192,10 +192,12 @@ class Gathering:
     def continued(
         self, call: ModelCall, ends: Mapping[tuple[Utterance, ...], list[tuple[str, str]]]
     ) -> tuple[str, str] | None:
-        """The conversation whose last call's input and output begin this call's input, the longest
+        """The conversation whose last call's input and output begin this call's input (system
+        messages aside: a system prompt that names the time changes with every call), the longest
         such first; None when none does."""
-        for length in range(len(call.asked), 0, -1):
-            waiting = ends.get(call.asked[:length])
+        said = call.said
+        for length in range(len(said), 0, -1):
+            waiting = ends.get(said[:length])
             if waiting:
                 return waiting[0]
         return None
@@ -216,15 +218,16 @@ class Thread:
 
     def add(self, call: ModelCall, kept: Mapping[str, str]) -> None:
         """The call's new messages: those after what it shares with the last call's input and
-        output (all of them when it carries no history)."""
+        output, system messages aside (all of them when it carries no history)."""
+        said = call.said
         shared = 0
-        for mine, theirs in zip(call.asked, self.end, strict=False):
+        for mine, theirs in zip(said, self.end, strict=False):
             if mine != theirs:
                 break
             shared += 1
-        new = (*call.asked[shared:], *call.answered)
+        new = (*said[shared:], *call.answered)
         self.messages += [message for message in new if message.role != "system"]
-        self.end = (*call.asked, *call.answered)
+        self.end = (*said, *(message for message in call.answered if message.role != "system"))
         self.latest = max(self.latest, call.at)
         for name, value in kept.items():
             self.kept.setdefault(name, value)

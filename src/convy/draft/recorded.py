@@ -53,6 +53,11 @@ class ModelCall(msgspec.Struct, frozen=True, kw_only=True):
     answered: tuple[Utterance, ...] = ()
 
     @property
+    def said(self) -> tuple[Utterance, ...]:
+        """What it was asked, the system's messages left out."""
+        return tuple(message for message in self.asked if message.role != "system")
+
+    @property
     def key(self) -> int:
         """The span's key among every span read (its trace and span id hashed)."""
         return hash((self.trace, self.span))
