@@ -207,7 +207,7 @@ class PriceList(msgspec.Struct, frozen=True):
         return f"{match.group(1)}{year:04d}-{month:02d}-{day:02d}"
 
 
-class Kept(msgspec.Struct, frozen=True):
+class PriceFile(msgspec.Struct, frozen=True):
     """The cache file: the price list and the library's data file it was read from (its size and
     modification time), so a reinstalled library is read again."""
 
@@ -233,7 +233,7 @@ class Shipped(msgspec.Struct, frozen=True):
         stat = data.stat()
         kept = self.folder() / f"prices-{LIBRARY}-{version}.json"
         with contextlib.suppress(OSError, msgspec.DecodeError, msgspec.ValidationError):
-            found = msgspec.json.decode(kept.read_bytes(), type=Kept)
+            found = msgspec.json.decode(kept.read_bytes(), type=PriceFile)
             if (found.format, found.data, found.size, found.modified) == (
                 FORMAT,
                 str(data),
@@ -242,7 +242,7 @@ class Shipped(msgspec.Struct, frozen=True):
             ):
                 return found.prices
         prices = PriceList(f"{LIBRARY} {version}", Unpacked(self.providers(data)).sellers())
-        record = Kept(FORMAT, str(data), stat.st_size, stat.st_mtime_ns, prices)
+        record = PriceFile(FORMAT, str(data), stat.st_size, stat.st_mtime_ns, prices)
         with contextlib.suppress(OSError):
             kept.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=kept.parent, suffix=".tmp", delete=False) as out:
@@ -283,7 +283,7 @@ class Shipped(msgspec.Struct, frozen=True):
         made = types.ModuleType("genai_prices.types")
         kinds = [name for name in code.co_names if name[:1].isupper() and name != "Decimal"]
         for kind in kinds:
-            setattr(made, kind, Recorded(kind))
+            setattr(made, kind, StandIn(kind))
         made.__dict__["__all__"] = kinds
         made.__dict__["Decimal"] = str
         allowed: dict[str, types.ModuleType] = {"types": made, "datetime": datetime, "decimal": decimal}
@@ -311,7 +311,7 @@ class Shipped(msgspec.Struct, frozen=True):
         return found if isinstance(found, list) else []
 
 
-class Recorded:
+class StandIn:
     """One of the library's types, standing in while its data is read: a call gives a plain record."""
 
     def __init__(self, kind: str) -> None:
