@@ -268,7 +268,7 @@ def commands() -> list[tuple[str, str, tuple[str, ...]]]:
     """(where, program, flags) of every `convy <subcommand>` and `python -m convy_action` of the
     shell examples: the program as `--help` is asked of it, and the flags the example gives it."""
     found = []
-    for block in blocks("sh"):
+    for block in [*blocks("sh"), *blocks("bash"), *blocks("shell")]:
         for number, line in enumerate(block.text.replace("\\\n", " ").splitlines()):
             words = shlex.split(line, comments=True)
             for at, word in enumerate(words):
