@@ -8,7 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import ConfigurationError, Marker, Project, RunId, StoredRun
+from convy import ConfigurationError, Project, StoredRun
+from convy.runs import Marker, RunId
 from convy_action.github.services import Services
 from convy_action.jobs.shards import RestShelves, RunnerShelves, ShardArtifacts, Shelves
 from convy_action.runner.context import Context

@@ -13,8 +13,9 @@ from typing import Protocol
 
 import msgspec
 
-from convy import MERGED as WHERE
-from convy import ConfigurationError, NewerFormat, Runs, Shards, Slice, StoredRun
+from convy import ConfigurationError, NewerFormat, Slice, StoredRun
+from convy.runs import MERGED as WHERE
+from convy.runs import Runs, Shards
 from convy_action.github.artifacts import ArtifactError, ListedArtifact, ResultsService
 from convy_action.github.rest import GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive

@@ -11,7 +11,9 @@ from typing import Protocol
 
 import msgspec
 
-from convy import ConfigurationError, Data, Marker, Tagged
+from convy import ConfigurationError
+from convy.runs import Marker
+from convy.tools import Data, Tagged
 from convy_action.github.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
 
 
