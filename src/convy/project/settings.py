@@ -25,7 +25,7 @@ from convy.project.scenarios import Matching
 
 
 class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
-    """Every setting's value, the defaults of DESIGN §6 and §12 where none was given. Fields are
+    """Every setting's value, the defaults docs/settings.md lists where none was given. Fields are
     snake_case; their external names are hyphenated (`max_drop` is `max-drop`). A program's own
     settings extend it: a subclass with more fields, its `descriptions` (every setting's, in the
     order of the fields) and `secrets`."""

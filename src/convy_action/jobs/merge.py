@@ -1,4 +1,4 @@
-"""The merge job's run (`merge: true`, DESIGN §13.4): the agent its project names when it is known,
+"""The merge job's run (`merge: true`, decision 14): the agent its project names when it is known,
 else the one run whose shards this workflow run holds, and every shard's artifact fetched
 (shards.py) and merged into a new run folder of the results."""
 

@@ -1,4 +1,4 @@
-"""The shards of one run in one workflow run (DESIGN §13.4): the artifact a shard job uploads
+"""The shards of one run in one workflow run (decision 14): the artifact a shard job uploads
 (`<artifact-name>-shard-<k>-of-<n>`), and every shard's artifact of the current workflow run fetched
 and read back as convy's Shards, ready to merge.
 

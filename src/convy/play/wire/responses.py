@@ -1,4 +1,4 @@
-"""The OpenAI Responses API (DESIGN §14.1) as a dialect: each turn sends only the user's message as
+"""The OpenAI Responses API (see docs/agents.md) as a dialect: each turn sends only the user's message as
 `input`, the server keeps the conversation (`store`) and the previous answer's id goes back as
 `previous_response_id`.
 
