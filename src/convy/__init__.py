@@ -43,6 +43,7 @@ _FACE = Face(
         "convy.project.project": ("Project",),
         "convy.project.scenario": ("Scenario",),
         "convy.project.selection": ("Selection",),
+        "convy.project.document": ("Declaration",),
         # the agent protocol (a Python agent), and the models of the simulated user and the judge
         "convy.play.agent": (
             "Agent",
@@ -124,6 +125,7 @@ if TYPE_CHECKING:
     from convy.play.model import OpenAiModel as OpenAiModel
     from convy.play.model import Reply as Reply
     from convy.play.outcome import Outcome as Outcome
+    from convy.project.document import Declaration as Declaration
     from convy.project.names import SETTING_DESCRIPTIONS as SETTING_DESCRIPTIONS
     from convy.project.names import SETTING_NAMES as SETTING_NAMES
     from convy.project.names import SETTING_SECRETS as SETTING_SECRETS

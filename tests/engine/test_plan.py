@@ -8,6 +8,7 @@ import asyncio
 import io
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import convy
@@ -86,3 +87,50 @@ def test_the_demo_s_agent_is_the_one_resumed_and_its_folder_the_one_given(tmp_pa
         again = opened.prepared()
         assert again.folder == first.folder and again.name == first.name
         assert tuple(again.damage()) == ()
+
+
+def test_the_readme_s_example_plays_the_demo_into_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    text = next(page.read_text() for page in pages if "Building on the engine" in page.read_text())
+    section = text[text.index("Building on the engine") :]
+    example = section[section.index("```python\n") + len("```python\n") :]
+    example = example[: example.index("```")]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "README.md", "exec"), {})  # noqa: S102 - the documented example, run as written
+    verdict, rule, folder = capsys.readouterr().out.split()
+    assert verdict == "pass" and rule == "floor-only"
+    assert Path(folder).parent.parent == tmp_path / "results"
+    assert not (root / "src" / "convy" / "demo" / "project" / "results").exists()
+
+
+def test_a_scenario_declared_in_python_is_played_after_those_named(tmp_path: Path) -> None:
+    with demo(tmp_path).opened() as opened:
+        first = opened.project.every()[0]
+    written = msgspec.structs.replace(
+        first,
+        scenario=msgspec.structs.replace(first.scenario, name="declared-in-python"),
+        file="tests/test_support.py",
+        line=12,
+    )
+    selection = convy.Selection(names=("scenarios/order-status.yaml::order-status",), added=(written,))
+    with demo(tmp_path, selection=selection).opened() as opened:
+        reviewed = opened.prepared().played(convy.Silent())
+    assert [change.name for change in reviewed.comparison.scenarios] == ["order-status", "declared-in-python"]
+    entries = {entry.name: entry.file for entry in reviewed.run.file.spec.scenarios}
+    assert entries["declared-in-python"] == "tests/test_support.py"
+
+
+def test_a_run_is_compared_with_the_baseline_the_client_names(tmp_path: Path) -> None:
+    with demo(tmp_path).opened() as opened:
+        before = opened.prepared().played(convy.Silent())
+    with demo(tmp_path).opened() as opened:
+        baseline = opened.baseline(before.run.folder)
+        reviewed = opened.prepared().played(convy.Silent(), baseline=baseline)
+        assert isinstance(opened.baseline(""), convy.NoBaseline)
+        with pytest.raises(convy.ConfigurationError) as caught:
+            opened.baseline(tmp_path)
+    assert isinstance(reviewed.comparison.baseline, convy.Summary)
+    assert caught.value.where == str(tmp_path)

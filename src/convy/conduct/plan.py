@@ -67,7 +67,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
             if self.demo:
                 demo = stack.enter_context(DemoServers())
                 environ.update(demo.environ())
-                results = self.folder / str(self.results or flags.get("results", "results"))
+                results = self.folder.absolute() / str(self.results or flags.get("results", "results"))
                 flags = {**demo.flags(), **flags, "results": str(results), "project": str(demo.project)}
             resumed = Path(self.resume)
             if self.resume and "agent-url" not in flags and (resumed / "run.json").exists():
@@ -98,6 +98,13 @@ class Opened(msgspec.Struct, frozen=True, kw_only=True):
         folder = str(resume or self.plan.resume)
         session = Session(project=self.project, resume=Path(folder) if folder else None)
         return Ready(session.prepared())
+
+    def baseline(self, folder: Path | str) -> StoredRun | NoBaseline:
+        """The run folder to compare with (`--baseline RUN`; none when `folder` is empty), read back;
+        ConfigurationError naming it when it is not a run folder or is newer than this convy."""
+        if not str(folder):
+            return NoBaseline(why="no baseline given")
+        return Reviewing(self.project.settings).read(Path(folder))
 
     def reviewed(self, folder: Path, baseline: StoredRun | NoBaseline = NO_BASELINE) -> Reviewed:
         """A run folder already played (a merged run, or one played against a baseline that cannot

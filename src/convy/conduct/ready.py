@@ -50,11 +50,14 @@ class Reviewing(msgspec.Struct, frozen=True):
     def reviewed(self, folder: Path, baseline: StoredRun | NoBaseline = NO_BASELINE) -> Reviewed:
         """The run in `folder` compared with `baseline` and gated: the comparison, the decision, and
         the files to write (comment, pages, JUnit XML). RunsDiffer when the two cannot be compared."""
+        return self.gated(self.read(folder), baseline)
+
+    def read(self, folder: Path) -> StoredRun:
+        """The run in `folder` read back; ConfigurationError naming the folder when it cannot be."""
         try:
-            stored = Runs(folder.parent).one(folder)
+            return Runs(folder.parent).one(folder)
         except (NewerFormat, ValueError) as error:
             raise ConfigurationError(str(folder), str(error)) from None
-        return self.gated(stored, baseline)
 
     def gated(self, run: StoredRun, baseline: StoredRun | NoBaseline = NO_BASELINE) -> Reviewed:
         """The stored `run` compared with `baseline` and gated."""
