@@ -46,7 +46,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     it); `demo`: play the bundled example against the demo's own agent and models, started for the
     run (its run folders go to `results`, relative to `folder`; empty: the `results` flag, else
     `results`); `resume`: a run folder to finish instead of starting a new one (its agent played
-    unless `agent-url` is given); `selection`: which scenarios to play (all by default)."""
+    unless `agent-url` is given); `selection`: which scenarios to play (all by default). A plan plays
+    one agent: a project with several names it in `flags` (`{"agent": "shop"}`), one plan each."""
 
     folder: Path = Path()
     flags: Mapping[str, object] = {}
