@@ -27,6 +27,9 @@ _FACE = Face(
         "convy.draw.markdown": ("CommentMarkdown", "Marker"),
         "convy.draw.links": ("Links", "TraceLink"),
         "convy.project.traceurl": ("TraceUrl",),
+        # recorded conversations (traces, logs, run folders) drafted into scenario files
+        "convy.draft.drafting": ("Drafted", "Drafts", "Kept", "Recording"),
+        "convy.draft.phoenix": ("PhoenixProject",),
     },
 )
 
@@ -35,6 +38,11 @@ __all__ = _FACE.names()  # noqa: PLE0605 - each name is written once, in _FACE
 if TYPE_CHECKING:
     from convy.compare.summary import Summed as Summed
     from convy.conduct.run import RunId as RunId
+    from convy.draft.drafting import Drafted as Drafted
+    from convy.draft.drafting import Drafts as Drafts
+    from convy.draft.drafting import Kept as Kept
+    from convy.draft.drafting import Recording as Recording
+    from convy.draft.phoenix import PhoenixProject as PhoenixProject
     from convy.draw.links import Links as Links
     from convy.draw.links import TraceLink as TraceLink
     from convy.draw.markdown import CommentMarkdown as CommentMarkdown
