@@ -24,7 +24,8 @@ import msgspec
 import pytest
 import yaml
 
-from convy import DemoServers, Setting
+from convy import Setting
+from convy.demo.servers import DemoServers
 from convy.errors import ConfigurationError
 from convy.play.wire.spec import Protocol
 from convy.project.labels import LabelFile
