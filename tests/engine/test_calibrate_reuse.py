@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 from convy import Calibration, Project, Sources
-from tests.engine.test_calibrate import (
+from tests.servers.models import ModelServer
+from tests.support.calibration import (
     ATTEMPTS,
     CLEAR,
     NUMBER,
@@ -21,7 +22,6 @@ from tests.engine.test_calibrate import (
     project,
     written,
 )
-from tests.servers.models import ModelServer
 
 WRONG: list[tuple[str, dict[str, bool | str]]] = [
     ("Sorry to hear that.", {REFUND: True, NUMBER: True, CLEAR: "clear"}),

@@ -21,7 +21,7 @@ import pytest
 
 from convy.store.runs import Runs
 from convy.store.traces import RunTraces
-from tests.engine.test_cli import convy, only_run
+from tests.support.command import convy, only_run
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PHOENIX = Path(os.environ.get("TEST_PHOENIX") or ROOT / ".venv-phoenix" / "bin" / "phoenix")
