@@ -19,7 +19,6 @@ claims:
     grades: {clear: true, vague: false}
 """
 
-
 REFUND, NUMBER, CLEAR = (
     "The agent offers a refund.",
     "The agent asks for the order number.",

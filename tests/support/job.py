@@ -19,14 +19,8 @@ from tests.servers.github import FakeGitHub, Run
 from tests.support.outputs import read_outputs
 
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)
-
-
 PR = 7
-
-
 START = datetime.now(UTC) - timedelta(hours=2)
-
-
 CLEARED = ("CONVY_", "INPUT_", "GITHUB_", "ACTIONS_", "RUNNER_")
 
 

@@ -24,11 +24,7 @@ from tests.servers.models import (
 )
 
 T = TypeVar("T")
-
-
 KEY = "sk-test-SECRET-123"
-
-
 PLAIN = "The agent asks for the order number."
 
 

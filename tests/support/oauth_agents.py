@@ -10,8 +10,6 @@ from convy.play.wire.spec import AgentSpec
 from tests.servers.threads import ThreadServer
 
 SECRET = "cs-REAL-secret-9f3a7c"
-
-
 CHAT = {"body": {"message": "$message", "conversation_id": ""}, "answer": "answer"}
 
 

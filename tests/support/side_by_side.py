@@ -11,20 +11,13 @@ from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Ve
 from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 
 ASKED = "I'm sorry about that. What is your order number?"
-
-
 REFUNDED = (
     "I've checked order 4411: it was lost in transit. I've issued a full refund of $59.00 to your card."
 )
-
-
 CREDITED = (
     "I've checked order 4411: it was lost in transit. I've issued store credit of $59.00 to your account."
 )
-
-
 CLAIM = "The agent confirms the amount that will be refunded."
-
 
 Held = bool | None | str
 """An attempt: it held or not (a verdict), None (no verdict), or the reason the agent failed."""
@@ -70,17 +63,11 @@ def run(
 
 
 GOOD = (ASKED, REFUNDED, "You're welcome!")
-
-
 BAD = (ASKED, CREDITED, "You're welcome!")
-
-
 BEFORE: dict[str, list[tuple[Held, tuple[str, ...]]]] = {
     "refund-late-order": [(False, BAD), (True, GOOD), (True, GOOD), (True, GOOD), (True, GOOD)],
     "order-status": [(True, GOOD)] * 5,
 }
-
-
 NOW: dict[str, list[tuple[Held, tuple[str, ...]]]] = {
     "refund-late-order": [(None, GOOD), ("http_500", BAD[:1]), (False, BAD), (False, BAD), (False, BAD)],
     "order-status": [(True, GOOD)] * 5,
