@@ -1,6 +1,6 @@
 """Fixtures of the engine's tests: the LiteLLM proxy, started once for every test that uses it
-(it takes seconds to start), the agent frameworks' own servers, each started once, and a local CA with
-the certificates it signed."""
+(it takes seconds to start), the agent frameworks' own servers, each started once, Arize Phoenix's
+server, and a local CA with the certificates it signed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from tests.servers.litellm_proxy import LiteLLMProxy
 from tests.servers.ui_servers import UiServer
 from tests.support.certificates import Certificates
+from tests.support.phoenix import phoenix  # noqa: F401 (Arize Phoenix's server, a fixture)
 
 
 @pytest.fixture(scope="session")
