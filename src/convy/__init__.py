@@ -107,6 +107,7 @@ _HOMES = {
     "Unlabelled": "convy.conduct.labelling",
     "Untrusted": "convy.draw.untrusted",
     "Usage": "convy.play.agent",
+    "scenario": "convy.project.written",
 }
 """Where each public name lives: a module, or `module:attribute` for a name it has there."""
 
@@ -204,6 +205,7 @@ __all__ = [
     "Unlabelled",
     "Untrusted",
     "Usage",
+    "scenario",
 ]
 
 if TYPE_CHECKING:
@@ -256,6 +258,7 @@ if TYPE_CHECKING:
     from convy.project.shard import Slice
     from convy.project.sources import Sources
     from convy.project.traceurl import TraceUrl
+    from convy.project.written import scenario
     from convy.startup import Startup
     from convy.store.atomic import AtomicFile
     from convy.store.attempts import Damage

@@ -41,11 +41,13 @@ class PythonFile(msgspec.Struct, frozen=True):
 
 
 class Project(msgspec.Struct, frozen=True):
-    """The user's project as the settings describe it; `environ` gives ${VAR} in agent files."""
+    """The user's project as the settings describe it; `environ` gives ${VAR} in agent files;
+    `written`, its scenarios written in Python (project/written.py), after its files'."""
 
     settings: Settings
     sources: Sources
     environ: Mapping[str, str]
+    written: tuple[Declaration, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -61,7 +63,11 @@ class Project(msgspec.Struct, frozen=True):
 
     def every(self) -> tuple[Declaration, ...]:
         """Every scenario of the project, played or not."""
-        return Scenarios(self.root, self.settings.scenarios).all()
+        return Scenarios(self.root, self.settings.scenarios, self.written).all()
+
+    def scenario_files(self) -> tuple[Path, ...]:
+        """The project's scenario files (ConfigurationError naming `scenarios` when there is none)."""
+        return Scenarios(self.root, self.settings.scenarios).files()
 
     def left_out(self, played: tuple[Declaration, ...]) -> tuple[str, ...]:
         """The names of the project's scenarios that `match` leaves out of the run."""
