@@ -77,7 +77,7 @@ def test_the_plugin_is_registered_under_pytest11_as_convy() -> None:
 def test_importing_the_plugin_loads_none_of_the_engine() -> None:
     code = "import sys, convy.plugin.hooks; print(sorted(m for m in sys.modules if m.startswith('convy')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert eval(done.stdout) == ["convy", "convy.plugin", "convy.plugin.hooks", "convy.release"]
+    assert eval(done.stdout) == ["convy", "convy.plugin", "convy.plugin.hooks", "convy.plugin.stash", "convy.release"]
 
 
 def test_without_convy_an_unrelated_suite_runs_as_without_the_plugin(tmp_path: Path) -> None:
@@ -88,17 +88,25 @@ def test_without_convy_an_unrelated_suite_runs_as_without_the_plugin(tmp_path: P
         done = pytest_in(project, "-v", env=served.environ())
         without = pytest_in(project, "-v", "-p", "no:convy", env=served.environ())
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 passed" in done.stdout and not [line for line in done.stdout.splitlines() if line.startswith("convy")]
-    assert served.requests == 0 and not (project / "results").exists()
-    assert items(done.stdout) == items(without.stdout) == [
-        "test_plain.py::test_plain PASSED",
-        "test_plain.py::test_written_returns_the_scenario PASSED",
+    assert "2 passed" in done.stdout and not [
+        line for line in done.stdout.splitlines() if line.startswith("convy")
     ]
+    assert served.requests == 0 and not (project / "results").exists()
+    assert (
+        items(done.stdout)
+        == items(without.stdout)
+        == [
+            "test_plain.py::test_plain PASSED",
+            "test_plain.py::test_written_returns_the_scenario PASSED",
+        ]
+    )
 
 
 def items(out: str) -> list[str]:
     """The lines of pytest's -v output that report an item, without the progress figure."""
-    return [re.sub(r"\s+\[\s*\d+%\]$", "", line) for line in out.splitlines() if re.search(r"\[\s*\d+%\]$", line)]
+    return [
+        re.sub(r"\s+\[\s*\d+%\]$", "", line) for line in out.splitlines() if re.search(r"\[\s*\d+%\]$", line)
+    ]
 
 
 def test_collect_only_lists_scenarios_by_file_and_name_and_plays_nothing(tmp_path: Path) -> None:
@@ -112,7 +120,12 @@ def test_collect_only_lists_scenarios_by_file_and_name_and_plays_nothing(tmp_pat
             project, "--convy", "--collect-only", "-q", "scenarios/order-status.yaml::order-status"
         )
         deselected = pytest_in(
-            project, "--convy", "--collect-only", "-q", "--deselect", "scenarios/talk-to-human.yaml::talk-to-human"
+            project,
+            "--convy",
+            "--collect-only",
+            "-q",
+            "--deselect",
+            "scenarios/talk-to-human.yaml::talk-to-human",
         )
     assert served.requests == 0 and not (project / "results").exists()
     ids = [line for line in listed.stdout.splitlines() if "::" in line]
@@ -172,7 +185,12 @@ def test_one_run_passes_and_fails_items_by_their_attempts(tmp_path: Path) -> Non
     assert "agent: I'm sorry, I can't transfer you to a person." in out
     (folder,) = runs(project / "results")
     assert f"convy: run folder {folder}" in out and "convy gate: pass · Decided by" in out
-    assert held(folder) == {"order-status": 3, "refund-late-order": 3, "cancel-subscription": 3, "talk-to-human": 0}
+    assert held(folder) == {
+        "order-status": 3,
+        "refund-late-order": 3,
+        "cancel-subscription": 3,
+        "talk-to-human": 0,
+    }
     run = json.loads((folder / "run.json").read_text())
     assert run["status"] == "finished" and (folder / "report.html").exists()
     report = convy_in(project, "report", str(folder))
@@ -219,7 +237,11 @@ def test_python_scenarios_and_checks_play_in_the_run_and_import_sends_nothing(tm
     refund = next(line for line in lines if line["scenario"] == "python-refund")
     claims = {c["claim"]: c for c in refund["decision"]["claims"]}  # type: ignore[index]
     assert claims["no_refund_without_order"] == {
-        "claim": "no_refund_without_order", "pass": True, "grade": None, "reason": "passed", "check": True
+        "claim": "no_refund_without_order",
+        "pass": True,
+        "grade": None,
+        "reason": "passed",
+        "check": True,
     }
     broken = next(line for line in lines if line["scenario"] == "python-broken")
     reasons = [(c["claim"], c["pass"], c["reason"]) for c in broken["decision"]["claims"]]  # type: ignore[index]
@@ -228,7 +250,7 @@ def test_python_scenarios_and_checks_play_in_the_run_and_import_sends_nothing(tm
     assert reasons[2] == ("divides_by_zero", False, "ZeroDivisionError: division by zero")
 
 
-AGENT = '''
+AGENT = """
 import asyncio
 import os
 import convy
@@ -258,7 +280,7 @@ class Bot:
 
 
 agent = Bot()
-'''
+"""
 
 
 def scripted_project(folder: Path, repeat: int, floor: str = "0") -> Path:
@@ -271,8 +293,9 @@ def scripted_project(folder: Path, repeat: int, floor: str = "0") -> Path:
         "name: refund\nturns: [I want a refund]\nchecks: [{contains: refund issued}]\n"
     )
     (folder / "pyproject.toml").write_text(
-        f"[tool.convy]\nrepeat = {repeat}\nmin-pass-rate = {floor}\nlabels = \"none\"\n"
-        "[tool.pytest.ini_options]\naddopts = \"-p no:cacheprovider\"\n"
+        f'[tool.convy]\nrepeat = {repeat}\nmin-pass-rate = {floor}\nlabels = "none"\n'
+        '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n'
+        'asyncio_default_fixture_loop_scope = "function"\n'
     )
     return folder
 
@@ -284,7 +307,9 @@ def test_a_regressed_scenario_fails_its_item_above_the_floor(tmp_path: Path) -> 
     (baseline,) = runs(project / "results")
     done = pytest_in(project, "--convy", "--convy-baseline", str(baseline), env={"BOT_WORSE": "1"})
     assert done.returncode == 1, done.stdout
-    assert "convy: held 6 of 12 (50% needed)" in done.stdout and "regressed against the baseline" in done.stdout
+    assert (
+        "convy: held 6 of 12 (50% needed)" in done.stdout and "regressed against the baseline" in done.stdout
+    )
     assert len(runs(project / "results")) == 2
 
 
@@ -312,9 +337,9 @@ def test_pytest_asyncio_in_auto_mode_runs_beside_the_run(tmp_path: Path) -> None
 
 def test_ctrl_c_leaves_a_run_that_convy_resume_finishes(tmp_path: Path) -> None:
     project = scripted_project(tmp_path / "project", repeat=6)
-    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace(
-        "[tool.convy]\n", "[tool.convy]\nconcurrency = 1\n"
-    ))
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text().replace("[tool.convy]\n", "[tool.convy]\nconcurrency = 1\n")
+    )
     import os
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_", "PYTEST_"))}
@@ -325,9 +350,14 @@ def test_ctrl_c_leaves_a_run_that_convy_resume_finishes(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Ctrl+C reaches pytest even when these tests were started where SIGINT is ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    while not any(folder for folder in runs(project / "results") if (folder / "attempts.jsonl").exists()
-                  and (folder / "attempts.jsonl").read_text()):
+    while not any(
+        folder
+        for folder in runs(project / "results")
+        if (folder / "attempts.jsonl").exists() and (folder / "attempts.jsonl").read_text()
+    ):
         time.sleep(0.1)
     playing.send_signal(signal.SIGINT)
     out, _ = playing.communicate(timeout=60)

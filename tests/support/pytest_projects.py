@@ -79,7 +79,9 @@ def demo_copy(folder: Path, scenarios: bool = True) -> Path:
     shutil.copy(DEMO / "pyproject.toml", folder / "pyproject.toml")
     if scenarios:
         shutil.copytree(DEMO / "scenarios", folder / "scenarios")
-    (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\nasyncio_default_fixture_loop_scope = function\n")
+    (folder / "pytest.ini").write_text(
+        "[pytest]\naddopts = -p no:cacheprovider\nasyncio_default_fixture_loop_scope = function\n"
+    )
     return folder
 
 
@@ -103,7 +105,12 @@ def convy_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`python -m convy ARGS` in `folder`."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
     return subprocess.run(
-        [sys.executable, "-m", "convy", *args], cwd=folder, env=environ, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "convy", *args],
+        cwd=folder,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

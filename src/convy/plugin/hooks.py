@@ -7,15 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from convy.plugin.state import Sitting
-
-SITTING = pytest.StashKey["Sitting"]()
-"""The session's convy state, set only when the plugin is asked for."""
+from convy.plugin.stash import Stashed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,19 +20,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--convy-repeat", default="", metavar="N", help="attempts of each scenario")
     group.addoption("--convy-baseline", default="", metavar="RUN", help="a run folder to compare with")
     group.addoption("--convy-agent", default="", metavar="NAME", help="the agent to play (agents/NAME)")
-    group.addoption(
-        "--convy-demo", action="store_true", default=False, help="play the bundled demo project"
-    )
+    group.addoption("--convy-demo", action="store_true", default=False, help="play the bundled demo project")
     parser.addini("convy", type="bool", default=False, help="play the project's convy scenarios")
 
 
-def asked(config: pytest.Config) -> bool:
-    """Whether this session plays convy scenarios."""
-    return bool(config.getoption("convy") or config.getoption("convy_demo") or config.getini("convy"))
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    if not asked(config) or hasattr(config, "workerinput"):
+    if not Stashed(config).asked() or hasattr(config, "workerinput"):
         return
     if getattr(config.option, "numprocesses", None):
         raise pytest.UsageError(
@@ -47,15 +35,11 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     from convy.plugin.state import Sitting
 
-    config.stash[SITTING] = Sitting.of(config, dict(os.environ))
-
-
-def sitting(config: pytest.Config) -> Sitting | None:
-    return config.stash.get(SITTING, None)
+    Stashed(config).keep(Sitting.of(config, dict(os.environ)))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    state = sitting(parent.config)
+    state = Stashed(parent.config).sitting()
     if state is None or not state.is_scenario_file(file_path):
         return None
     from convy.plugin.items import ScenarioFile
@@ -64,9 +48,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
     report = yield
-    state = sitting(collector.config)
+    state = Stashed(collector.config).sitting()
     if state is not None and isinstance(collector, pytest.Module) and report.passed:
         from convy.plugin.items import ScenarioItem
 
@@ -75,8 +61,10 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, p
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    state = sitting(config)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = Stashed(config).sitting()
     if state is None or config.args_source == pytest.Config.ArgsSource.ARGS:
         return
     from convy.plugin.items import ScenarioFile
@@ -87,16 +75,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
-    state = sitting(session.config)
+    state = Stashed(session.config).sitting()
     if state is None or session.config.option.collectonly:
         return
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
         return
-    state.play(session)
+    from convy.plugin.items import ScenarioItem
+
+    state.play([item.picked for item in session.items if isinstance(item, ScenarioItem)])
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    if sitting(config) is None or report.when != "call":
+    if Stashed(config).sitting() is None or report.when != "call":
         return None
     figures = dict(report.user_properties)
     if "held" not in figures:
@@ -107,14 +97,17 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    state = sitting(config)
+    state = Stashed(config).sitting()
     if state is None:
         return
-    for line in state.summary():
+    lines = state.summary()
+    if lines:
+        terminalreporter.section("convy")
+    for line in lines:
         terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = sitting(session.config)
+    state = Stashed(session.config).sitting()
     if state is not None and exitstatus == 0 and not state.gated():
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

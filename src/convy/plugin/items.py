@@ -13,6 +13,8 @@ import pytest
 
 from convy import ConfigurationError
 from convy.plugin.outcome import ItemResult
+from convy.plugin.play import Picked
+from convy.plugin.stash import Stashed
 from convy.project.document import Declaration, Document
 from convy.project.written import WRITTEN
 
@@ -35,9 +37,7 @@ class ScenarioFile(pytest.File):
         return made
 
     def collect(self) -> Iterator[pytest.Item]:
-        from convy.plugin.hooks import sitting
-
-        state = sitting(self.config)
+        state = Stashed(self.config).sitting()
         if state is None:
             return
         state.visited.add(self.path.resolve())
@@ -67,7 +67,7 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.declaration = declaration
         self.agent = agent
-        self.written = written
+        self.picked = Picked(declaration=declaration, agent=agent, written=written)
 
     @classmethod
     def each(
@@ -99,9 +99,7 @@ class ScenarioItem(pytest.Item):
         return items
 
     def result(self) -> ItemResult:
-        from convy.plugin.hooks import sitting
-
-        state = sitting(self.config)
+        state = Stashed(self.config).sitting()
         if state is None:
             return ItemResult.unplayable("convy: the plugin is not asked for")
         return state.result(self.agent, self.declaration.scenario.name)
@@ -125,9 +123,7 @@ class ScenarioItem(pytest.Item):
         if result.kind == "failed":
             raise ScenarioFailed(result.text)
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None
-    ) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:
         if isinstance(excinfo.value, ScenarioFailed | NoVerdictAtAll):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))

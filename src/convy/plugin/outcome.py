@@ -46,9 +46,13 @@ class ItemResult(msgspec.Struct, frozen=True, kw_only=True):
         counted = len(judged) + len(failed)
         figures = {"held": held, "counted": counted, "attempts": len(outcomes), "folder": folder}
         if not outcomes:
-            return cls(kind="skipped", text="convy: not played in this run (the run stopped, or another shard plays it)", folder=folder)
+            return cls(
+                kind="skipped",
+                text="convy: not played in this run (the run stopped, or another shard plays it)",
+                folder=folder,
+            )
         if not counted:
-            reasons = sorted({Reasons.said(o.decision) for o in outcomes})
+            reasons = sorted({Because(decision=o.decision).text() for o in outcomes})
             return cls(kind="error", text="convy: no verdict: " + "; ".join(reasons), **figures)  # type: ignore[arg-type]
         passed = held == counted or (floor > 0 and held >= floor * counted)
         if passed and status != "regressed":
@@ -57,23 +61,15 @@ class ItemResult(msgspec.Struct, frozen=True, kw_only=True):
         if status == "regressed":
             lines.append("regressed against the baseline")
         for outcome in outcomes:
-            lines += Reasons(outcome=outcome).lines()
+            lines += AttemptReasons(outcome=outcome).lines()
         return cls(kind="failed", text="\n".join(lines), **figures)  # type: ignore[arg-type]
 
 
-class Reasons(msgspec.Struct, frozen=True):
+class AttemptReasons(msgspec.Struct, frozen=True):
     """Why one attempt did not hold: its failing claims and checks with their reasons, or the
     agent's failure, then its last two turns; nothing for an attempt that held."""
 
     outcome: convy.Outcome
-
-    @staticmethod
-    def said(decision: Verdict | Failed | NoVerdict) -> str:
-        match decision:
-            case Verdict():
-                return "judged"
-            case Failed() | NoVerdict():
-                return decision.reason + (f" ({decision.detail})" if decision.detail else "")
 
     def lines(self) -> list[str]:
         decision = self.outcome.decision
@@ -82,7 +78,7 @@ class Reasons(msgspec.Struct, frozen=True):
             case Verdict(holds=True) | NoVerdict():
                 return []
             case Failed():
-                found = [f"{head} the agent failed: {self.shown(self.said(decision))}"]
+                found = [f"{head} the agent failed: {self.shown(Because(decision=decision).text())}"]
             case Verdict():
                 found = [head] + [
                     f"  {'check' if claim.checked else 'claim'}: {self.shown(claim.claim)}"
@@ -98,3 +94,16 @@ class Reasons(msgspec.Struct, frozen=True):
 
     def shown(self, text: str) -> str:
         return Untrusted(text=text).console(SAID)
+
+
+class Because(msgspec.Struct, frozen=True):
+    """Why an attempt has no verdict, or failed on the agent's side: its reason and detail."""
+
+    decision: Verdict | Failed | NoVerdict
+
+    def text(self) -> str:
+        match self.decision:
+            case Verdict():
+                return "judged"
+            case Failed() | NoVerdict() as why:
+                return why.reason + (f" ({why.detail})" if why.detail else "")

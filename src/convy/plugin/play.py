@@ -21,7 +21,15 @@ from convy.project.document import Declaration
 T = TypeVar("T")
 
 
-class Chosen(msgspec.Struct, frozen=True, kw_only=True):
+class Picked(msgspec.Struct, frozen=True, kw_only=True):
+    """An item pytest selected: its scenario (`written` in Python or read from a file) and agent."""
+
+    declaration: Declaration
+    agent: str
+    written: bool = False
+
+
+class Selection(msgspec.Struct, frozen=True, kw_only=True):
     """What one run plays: the `names` pytest selected for `agent` ("" for the project's only one),
     the scenarios written in Python, and the baseline run folder to compare with ("" none)."""
 
@@ -49,7 +57,7 @@ class Chosen(msgspec.Struct, frozen=True, kw_only=True):
         return stored
 
 
-class Played(msgspec.Struct, frozen=True):
+class SessionRun(msgspec.Struct, frozen=True):
     """A run played and reviewed, with the floor its items are held to."""
 
     reviewed: convy.Reviewed
@@ -88,7 +96,9 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
     folder: Path
     demo: bool = False
 
-    def played(self, chosen: Chosen, show: Callable[[str], None], later: Callable[[str], None]) -> Played:
+    def played(
+        self, chosen: Selection, show: Callable[[str], None], later: Callable[[str], None]
+    ) -> SessionRun:
         """Play the chosen scenarios into one run folder and review it; `show` says what is played,
         `later` what the summary says after (Ctrl+C: how to finish the run)."""
         with contextlib.ExitStack() as stack:
@@ -104,19 +114,19 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
 
     def playing(
         self,
-        chosen: Chosen,
+        chosen: Selection,
         flags: dict[str, object],
         environ: dict[str, str],
         show: Callable[[str], None],
         later: Callable[[str], None],
-    ) -> Played:
+    ) -> SessionRun:
         sources = convy.Sources(flags, environ, self.folder)
         project = convy.Project(sources.settings(), sources, environ, chosen.written)
         prepared = chosen.narrowed(convy.Session(project=project).prepared())
         before = chosen.before()
         shown: list[int] = []
 
-        def watch(run: convy.Run, missing: int) -> Counted:
+        def watch(run: convy.Run, missing: int) -> Unshown:
             if shown:
                 show(f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear")
             else:
@@ -125,12 +135,14 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
                     f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}"
                 )
             shown.append(missing)
-            return Counted()
+            return Unshown()
 
         try:
             OwnLoop[convy.Run]().ran(lambda: prepared.play(convy.Provenance(), watch, before))
         except KeyboardInterrupt:
-            later(f"convy: interrupted; the run folder is kept: finish it with `convy resume {prepared.folder}`")
+            later(
+                f"convy: interrupted; the run folder is kept: finish it with `convy resume {prepared.folder}`"
+            )
             raise
         except convy.RunInUse as error:
             raise ConfigurationError("run", str(error)) from None
@@ -140,10 +152,10 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
         except convy.RunsDiffer as error:
             raise ConfigurationError("--convy-baseline", str(error)) from None
         reviewed.written()
-        return Played(reviewed, project.settings.min_pass_rate)
+        return SessionRun(reviewed, project.settings.min_pass_rate)
 
 
-class Counted:
+class Unshown:
     """The journal a pytest run shows its attempts in: pytest's items say how each scenario did."""
 
     def __init__(self) -> None:
@@ -182,7 +194,7 @@ class OwnLoop(Generic[T]):
     def _main(self, made: Callable[[], Coroutine[Any, Any, T]]) -> None:
         async def body() -> T:
             self._loop = asyncio.get_running_loop()
-            self._task = asyncio.current_task()  # type: ignore[assignment]
+            self._task = asyncio.current_task()
             return await made()
 
         try:

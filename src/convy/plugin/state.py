@@ -5,6 +5,7 @@ item's result and each run's gate."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 import convy
 from convy import ConfigurationError
 from convy.plugin.outcome import ItemResult
-from convy.plugin.play import Chosen, Played, PytestRun
+from convy.plugin.play import Picked, PytestRun, Selection, SessionRun
 
 
 class Sitting:
@@ -41,7 +42,7 @@ class Sitting:
         self.visited: set[Path] = set()
         self.markers: set[str] = set()
         self.results: dict[tuple[str, str], ItemResult] = {}
-        self.played: list[Played] = []
+        self.played: list[SessionRun] = []
         self.said: list[str] = []
 
     @classmethod
@@ -95,11 +96,8 @@ class Sitting:
         """A file's path as a scenario's `file` says it: relative to the project, with `/`."""
         return Path(os.path.relpath(path, self.root)).as_posix()
 
-    def play(self, session: pytest.Session) -> None:
+    def play(self, chosen: Sequence[Picked]) -> None:
         """Play every selected convy item, in one run per agent, and keep each item's result."""
-        from convy.plugin.items import ScenarioItem
-
-        chosen = [item for item in session.items if isinstance(item, ScenarioItem)]
         if not chosen:
             return
         written = {item.declaration.scenario.name: item.declaration for item in chosen if item.written}
@@ -109,9 +107,13 @@ class Sitting:
             if not names:
                 continue
             run = PytestRun(flags=self.flags, environ=self.environ, folder=self.folder, demo=self.demo)
-            picked = Chosen(agent=agent, names=names, written=tuple(written.values()), baseline=self.baseline)
+            picked = Selection(
+                agent=agent, names=names, written=tuple(written.values()), baseline=self.baseline
+            )
             try:
-                played = run.played(picked, reporter.write_line if reporter is not None else self.say, self.say)
+                played = run.played(
+                    picked, reporter.write_line if reporter is not None else self.say, self.say
+                )
             except ConfigurationError as error:
                 for name in names:
                     self.results[(agent, name)] = ItemResult.unplayable(f"convy: {error}")

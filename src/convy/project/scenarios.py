@@ -44,11 +44,14 @@ class Scenarios(msgspec.Struct, frozen=True):
     def all(self) -> tuple[Declaration, ...]:
         """Every scenario in declaration order: files by path, then their order within a file.
         ConfigurationError for a bad file, or for a name used twice (naming both places)."""
-        declarations = tuple(
-            declaration
-            for path in self.files()
-            for declaration in Document(path, self.project).declarations()
-        ) + self.written
+        declarations = (
+            tuple(
+                declaration
+                for path in self.files()
+                for declaration in Document(path, self.project).declarations()
+            )
+            + self.written
+        )
         first: dict[str, Declaration] = {}
         for declaration in declarations:
             name = declaration.scenario.name

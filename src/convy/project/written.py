@@ -70,46 +70,56 @@ WRITTEN = Written()
 """Every scenario written in Python by a module imported in this process."""
 
 
-def scenario(
-    name: str,
-    *,
-    user: str = "",
-    opening: str = "",
-    turns: Iterable[str] = (),
-    max_turns: int = 0,
-    claims: Iterable[str | Mapping[str, object]] = (),
-    checks: Iterable[Check | Mapping[str, object] | Callable[..., object]] = (),
-    tags: Iterable[str] = (),
-) -> Scenario:
-    """Register a scenario written in Python, with the keys of a scenario file; each check may also
-    be a function of the attempt's dialogue. Returns the scenario; a mistake in it is a
-    ConfigurationError naming the file and line of the call. Nothing is read or sent."""
-    caller = sys._getframe(1)
-    file = str(caller.f_globals.get("__file__", "<python>"))
-    where = f"{file}:{caller.f_lineno}"
-    try:
-        read = Scenario(
-            name=name,
-            user=user,
-            opening=opening,
-            turns=tuple(turns),
-            max_turns=max_turns,
-            claims=msgspec.convert(list(claims), tuple[Claim, ...]),
-            checks=tuple(written(check) for check in checks),
-            tags=tuple(tags),
-        )
-    except (ValueError, TypeError, msgspec.ValidationError) as error:
-        raise ConfigurationError(where, str(error)) from None
-    if not name.strip():
-        raise ConfigurationError(where, "a scenario needs a name")
-    WRITTEN.add(file, caller.f_lineno, read)
-    return read
+class Writing:
+    """`convy.scenario`: a scenario written in Python registered in `written`."""
+
+    def __init__(self, written: Written) -> None:
+        self._written = written
+
+    def __call__(
+        self,
+        name: str,
+        *,
+        user: str = "",
+        opening: str = "",
+        turns: Iterable[str] = (),
+        max_turns: int = 0,
+        claims: Iterable[str | Mapping[str, object]] = (),
+        checks: Iterable[Check | Mapping[str, object] | Callable[..., object]] = (),
+        tags: Iterable[str] = (),
+    ) -> Scenario:
+        """Register a scenario written in Python, with the keys of a scenario file; each check may
+        also be a function of the attempt's dialogue. Returns the scenario; a mistake in it is a
+        ConfigurationError naming the file and line of the call. Nothing is read or sent."""
+        caller = sys._getframe(1)
+        file = str(caller.f_globals.get("__file__", "<python>"))
+        where = f"{file}:{caller.f_lineno}"
+        if not name.strip():
+            raise ConfigurationError(where, "a scenario needs a name")
+        try:
+            read = Scenario(
+                name=name,
+                user=user,
+                opening=opening,
+                turns=tuple(turns),
+                max_turns=max_turns,
+                claims=msgspec.convert(list(claims), tuple[Claim, ...]),
+                checks=tuple(self.check(check) for check in checks),
+                tags=tuple(tags),
+            )
+        except (ValueError, TypeError, msgspec.ValidationError) as error:
+            raise ConfigurationError(where, str(error)) from None
+        self._written.add(file, caller.f_lineno, read)
+        return read
+
+    def check(self, check: Check | Mapping[str, object] | Callable[..., object]) -> Check:
+        """One check as written: a Check, a mapping with a scenario file's keys, or a function."""
+        if isinstance(check, Check):
+            return check
+        if isinstance(check, Mapping):
+            return msgspec.convert(dict(check), Check)
+        return FunctionCheck(function=check)
 
 
-def written(check: Check | Mapping[str, object] | Callable[..., object]) -> Check:
-    """One check as written: a Check, a mapping with a scenario file's keys, or a function."""
-    if isinstance(check, Check):
-        return check
-    if isinstance(check, Mapping):
-        return msgspec.convert(dict(check), Check)
-    return FunctionCheck(function=check)
+scenario = Writing(WRITTEN)
+"""Register a scenario written in Python: `convy.scenario(name, user=..., claims=..., checks=...)`."""
