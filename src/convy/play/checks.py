@@ -176,7 +176,8 @@ class Asked(msgspec.Struct, frozen=True):
         try:
             said = self.check.function(dialogue)
         except AssertionError as error:
-            return False, str(error) or "assertion failed"
+            # its first line: the message (pytest's rewritten asserts explain it on further lines)
+            return False, str(error).partition("\n")[0] or "assertion failed"
         except Exception as error:  # the user's code: any error fails this check, never the run
             return False, f"{type(error).__name__}: {error}"
         match said:

@@ -126,7 +126,7 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
         before = chosen.before()
         shown: list[int] = []
 
-        def watch(run: convy.Run, missing: int) -> Unshown:
+        def watch(run: convy.Run, missing: int) -> convy.Ahead:
             if shown:
                 show(f"convy: {Plural(missing, 'more attempt').text()} where the comparison is unclear")
             else:
@@ -135,7 +135,8 @@ class PytestRun(msgspec.Struct, frozen=True, kw_only=True):
                     f"against {Untrusted(text=run.spec.agent).console(200)!r} → {run.journal.folder}"
                 )
             shown.append(missing)
-            return Unshown()
+            # what reviews the run is imported while it plays, as `convy run` does
+            return convy.Ahead(Unshown(), convy.Prefetch())
 
         try:
             OwnLoop[convy.Run]().ran(lambda: prepared.play(convy.Provenance(), watch, before))

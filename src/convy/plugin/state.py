@@ -40,6 +40,7 @@ class Sitting:
             raise pytest.UsageError(f"convy: {error}") from None
         self.several = len(files) > 1
         self.visited: set[Path] = set()
+        self._files: tuple[Path, ...] | None = None
         self.markers: set[str] = set()
         self.results: dict[tuple[str, str], ItemResult] = {}
         self.played: list[SessionRun] = []
@@ -67,19 +68,21 @@ class Sitting:
         return self.project.root
 
     def files(self) -> tuple[Path, ...]:
-        """The project's scenario files (none is no error here: a project may write its scenarios
-        in Python)."""
-        try:
-            return self.project.scenario_files()
-        except ConfigurationError:
-            return ()
+        """The project's scenario files, resolved, read once (none is no error here: a project may
+        write its scenarios in Python)."""
+        if self._files is None:
+            try:
+                self._files = tuple(path.resolve() for path in self.project.scenario_files())
+            except ConfigurationError:
+                self._files = ()
+        return self._files
 
     def is_scenario_file(self, path: Path) -> bool:
-        return path.resolve() in {file.resolve() for file in self.files()}
+        return path.suffix in (".yaml", ".yml") and path.resolve() in self.files()
 
     def unvisited(self) -> tuple[Path, ...]:
         """The scenario files pytest's walk did not reach (the project outside the test paths)."""
-        return tuple(path for path in self.files() if path.resolve() not in self.visited)
+        return tuple(path for path in self.files() if path not in self.visited)
 
     def marked(self, tag: str) -> str:
         """`tag`, registered as a marker (so --strict-markers takes it)."""
