@@ -108,7 +108,8 @@ def test_the_docs_python_example_plays_against_the_demo_servers(tmp_path: Path) 
     (tmp_path / "test_conversations.py").write_text(example.group(1))
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--convy-demo", "-v", "test_conversations.py"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--convy-demo", "-v"]
+        + ["test_conversations.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -5,13 +5,14 @@ every disagreement and the judge's reason, and written to results/calibration/<i
 from __future__ import annotations
 
 import argparse
-import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
 import convy
-from convy import Flags, Plural, Sources, Untrusted
+import convy.labels
+from convy import Flags
 from convy.command.console import Console
+from convy.tools import Plural, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 JUDGE = (
@@ -44,17 +45,11 @@ class Calibrating:
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         flags = Flags(JUDGE).given(arguments)
-        with contextlib.ExitStack() as stack:
-            environ = dict(self._environ)
-            if arguments.demo:
-                demo = stack.enter_context(convy.DemoServers())
-                environ.update(demo.environ())
-                results = Path.cwd() / str(flags.get("results", "results"))
-                flags = {**demo.flags(), **flags, "results": str(results), "project": str(demo.project)}
-            sources = Sources(flags, environ, Path.cwd())
-            project = convy.Project(sources.settings(), sources, environ)
+        plan = convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ, demo=arguments.demo)
+        with plan.opened() as opened:
+            project = opened.project
             labels = Path(arguments.labels).resolve() if arguments.labels else project.root / "labels"
-            calibration = convy.Calibration(project, labels)
+            calibration = convy.labels.Calibration(project, labels)
             done = calibration.done()
             self.show(done)
             folder = done.written(calibration.folder)
@@ -64,7 +59,7 @@ class Calibrating:
             return EXIT_PASS
         return EXIT_CONFIG
 
-    def votes(self, judge: convy.JudgeFingerprint) -> str:
+    def votes(self, judge: convy.labels.JudgeFingerprint) -> str:
         """How the judge votes: `1 vote`, `3 votes at temperature 1`, `votes: failing`."""
         if judge.votes == "failing":
             shown = "1 vote, 3 where a claim fails"
@@ -74,7 +69,7 @@ class Calibrating:
             shown += f" (later ones at temperature {judge.temperature:g})"
         return shown
 
-    def show(self, done: convy.Calibrated) -> None:
+    def show(self, done: convy.labels.Calibrated) -> None:
         out = self._console.out
         file = done.file
         judge = file.fingerprint
@@ -122,7 +117,7 @@ class Calibrating:
                 f"    person: {person}; judge: {judged}: {Untrusted(text=disagreement.reason).console(300)}\n"
             )
 
-    def figures(self, file: convy.CalibrationFile | convy.ClaimFigures) -> str:
+    def figures(self, file: convy.labels.CalibrationFile | convy.labels.ClaimFigures) -> str:
         kappa = "—" if file.kappa is None else f"{round(file.kappa, 2) + 0.0:.2f}"
         interval = (
             f" ({round(file.kappa_low, 2) + 0.0:.2f}–{round(file.kappa_high, 2) + 0.0:.2f})"

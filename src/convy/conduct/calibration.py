@@ -1,4 +1,4 @@
-"""Calibrating the judge against a project's labels (DESIGN §15.1): today's judge decides every
+"""Calibrating the judge against a project's labels (see docs/labels.md): today's judge decides every
 labelled transcript's claims (judge calls only), a decision reused from an earlier calibration
 with the same fingerprint, transcript and claims, and its decisions are set against the person's.
 What the files of results/calibration/<id>/ hold is in calibrated.py."""

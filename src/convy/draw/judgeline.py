@@ -1,4 +1,4 @@
-"""The judge as measured against the project's labels (DESIGN §15.1), in one line the comment shows
+"""The judge as measured against the project's labels (see docs/labels.md), in one line the comment shows
 right under its verdict (the console too): κ with its interval, the labelled decisions it rests on,
 false passes and false fails; or that it was not measured. And the pass rate corrected for the
 judge's errors, when it is shown."""

@@ -25,7 +25,7 @@ from convy.play.wire.reading import NOTHING_AT
 from convy.words import Plural, Shortened
 
 FIRST = 5
-"""How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
+"""How many of the first attempts to end fail-fast looks at (see docs/gate.md)."""
 
 
 class Journal(Protocol):
@@ -52,7 +52,7 @@ class Halt(Protocol):
 
 
 class Mistake(msgspec.Struct, frozen=True):
-    """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
+    """An attempt that ended on a setup mistake (decision 37): the agent could not be reached or
     refused the request as such (`not_delivered`), its answer path found nothing in its answer (a
     wrong `agent-answer`: every attempt would fail so), or a model refused its key (HTTP 401 or 403).
     `text` says what happened and the setting to check, "" when the attempt ended otherwise."""
@@ -87,14 +87,14 @@ class Mistake(msgspec.Struct, frozen=True):
 
 
 class FailFast:
-    """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
+    """Fail-fast (see docs/gate.md): when the first `first` attempts to end (all of them, if the run has
     fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
     `first` 0 turns that rule off. With `mistakes`, a setup mistake (Mistake) stops the run at the
     first attempt it ends, while no attempt has yet reached the agent's logic (an agent key's or
     model key's refusal at any time); `FailFast(0, mistakes=False)` never stops (`fail-fast: false`).
 
-    Whatever it stops, the run's first agent request goes alone (DESIGN §15.2): the first attempt
+    Whatever it stops, the run's first agent request goes alone (decision 37): the first attempt
     admitted starts at once, the others once an agent answer came back (`answered`) or an attempt
     ended, so a setup mistake plays one attempt, not one per concurrency place."""
 

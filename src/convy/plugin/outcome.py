@@ -10,8 +10,8 @@ from typing import Literal
 import msgspec
 
 import convy
-from convy import Untrusted
 from convy.play.outcome import Failed, NoVerdict, Turn, Verdict
+from convy.tools import Untrusted
 
 Kind = Literal["passed", "failed", "error", "skipped"]
 

@@ -12,8 +12,9 @@ import pytest
 
 import convy
 from convy import ConfigurationError
+from convy.demo.servers import DemoServers
 from convy.plugin.outcome import ItemResult
-from convy.plugin.play import Picked, PytestRun, Selection, SessionRun
+from convy.plugin.play import AgentItems, Picked, PytestRun, SessionRun
 
 
 class Sitting:
@@ -55,8 +56,7 @@ class Sitting:
         if project:
             flags["project"] = str((config.invocation_params.dir / project).resolve())
         if config.getoption("convy_demo"):
-            flags["project"] = str(convy.DemoServers().project)
-            flags["results"] = str(config.rootpath / "results")
+            flags["project"] = str(DemoServers().project)
         if config.getoption("convy_repeat"):
             flags["repeat"] = str(config.getoption("convy_repeat"))
         if config.getoption("convy_agent"):
@@ -101,29 +101,24 @@ class Sitting:
 
     def play(self, chosen: Sequence[Picked]) -> None:
         """Play every selected convy item, in one run per agent, and keep each item's result."""
-        if not chosen:
-            return
-        written = {item.declaration.scenario.name: item.declaration for item in chosen if item.written}
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        show = reporter.write_line if reporter is not None else self.say
+        run = PytestRun(flags=self.flags, environ=self.environ, folder=self.folder, demo=self.demo)
         for agent in self.agents:
-            names = tuple(item.declaration.scenario.name for item in chosen if item.agent == agent)
-            if not names:
-                continue
-            run = PytestRun(flags=self.flags, environ=self.environ, folder=self.folder, demo=self.demo)
-            picked = Selection(
-                agent=agent, names=names, written=tuple(written.values()), baseline=self.baseline
+            items = AgentItems(
+                agent=agent, picked=tuple(p for p in chosen if p.agent == agent), baseline=self.baseline
             )
+            if not items.picked:
+                continue
             try:
-                played = run.played(
-                    picked, reporter.write_line if reporter is not None else self.say, self.say
-                )
+                played = run.played(items, show, self.say)
             except ConfigurationError as error:
-                for name in names:
+                for name in items.names:
                     self.results[(agent, name)] = ItemResult.unplayable(f"convy: {error}")
                 continue
             self.played.append(played)
-            for name in names:
-                self.results[(agent, name)] = played.result(name)
+            for name, result in played.results(items.names).items():
+                self.results[(agent, name)] = result
 
     def say(self, line: str) -> None:
         self.said.append(line)

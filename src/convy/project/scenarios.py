@@ -16,16 +16,16 @@ from convy.project.document import Declaration, Document
 class Scenarios(msgspec.Struct, frozen=True):
     """The scenarios of a project. `pattern` (the `scenarios` setting) is relative to the project: a
     folder, whose `*.yaml` and `*.yml` files are read (not its subfolders), or a glob of files
-    (`scenarios/**/*.yaml`, `checks/refund.yaml`). `written` are the scenarios written in Python
-    (project/written.py), after the files'; with some, a project needs no scenario file."""
+    (`scenarios/**/*.yaml`, `checks/refund.yaml`). `optional`: a project that has scenarios
+    written in Python (project/written.py) needs no scenario file."""
 
     project: Path
     pattern: str = "scenarios"
-    written: tuple[Declaration, ...] = ()
+    optional: bool = False
 
     def files(self) -> tuple[Path, ...]:
         """The scenario files, sorted by their path; ConfigurationError naming `scenarios` when there
-        is none (and no scenario is written in Python)."""
+        is none (unless `optional`)."""
         folder = self.project / self.pattern
         if folder.is_dir():
             found = [*folder.glob("*.yaml"), *folder.glob("*.yml")]
@@ -33,7 +33,7 @@ class Scenarios(msgspec.Struct, frozen=True):
             names = glob.glob(self.pattern, root_dir=self.project, recursive=True)
             found = [self.project / name for name in names]
         files = sorted((path for path in found if path.is_file()), key=lambda path: path.as_posix())
-        if not files and not self.written:
+        if not files and not self.optional:
             raise ConfigurationError(
                 "scenarios",
                 f"no scenario files found at `{self.pattern}` (a folder of *.yaml files or a glob of files,"
@@ -44,13 +44,10 @@ class Scenarios(msgspec.Struct, frozen=True):
     def all(self) -> tuple[Declaration, ...]:
         """Every scenario in declaration order: files by path, then their order within a file.
         ConfigurationError for a bad file, or for a name used twice (naming both places)."""
-        declarations = (
-            tuple(
-                declaration
-                for path in self.files()
-                for declaration in Document(path, self.project).declarations()
-            )
-            + self.written
+        declarations = tuple(
+            declaration
+            for path in self.files()
+            for declaration in Document(path, self.project).declarations()
         )
         first: dict[str, Declaration] = {}
         for declaration in declarations:

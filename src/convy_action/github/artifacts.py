@@ -20,7 +20,8 @@ from typing import IO, Any, TypeVar
 import httpx
 import msgspec
 
-from convy import ConfigurationError, Data, Tagged
+from convy import ConfigurationError
+from convy.tools import Data, Tagged
 from convy_action.errors import ActionError
 from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from convy import Data
+from convy.tools import Data
 from convy_action.errors import ActionError
 from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import ConfigurationError, Data, Provenance
+from convy import ConfigurationError, Provenance
+from convy.tools import Data
 
 
 class EventRepository(Data, frozen=True, kw_only=True):
