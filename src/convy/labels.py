@@ -15,6 +15,8 @@ _FACE = Face(
         # the judge measured against them
         "convy.conduct.calibration": ("Calibration",),
         "convy.conduct.calibrated": ("Calibrated", "CalibrationFile", "ClaimFigures", "JudgeFingerprint"),
+        # κ as the judge line and `convy calibrate` say it (undefined, never 1.00)
+        "convy.draw.judgeline": ("KappaText",),
     },
 )
 
@@ -31,5 +33,6 @@ if TYPE_CHECKING:
     from convy.conduct.labelling import LabelName as LabelName
     from convy.conduct.labelling import LabelSink as LabelSink
     from convy.conduct.labelling import Unlabelled as Unlabelled
+    from convy.draw.judgeline import KappaText as KappaText
 
 __getattr__ = _FACE.attribute

@@ -29,6 +29,9 @@ _FACE = Face(
         "convy.project.traceurl": ("TraceUrl",),
         # a run's cost estimated before it is played
         "convy.conduct.estimate": ("Estimating",),
+        # recorded conversations (traces, logs, run folders) drafted into scenario files
+        "convy.draft.drafting": ("Drafted", "Drafts", "Kept", "Recording"),
+        "convy.draft.phoenix": ("PhoenixProject",),
     },
 )
 
@@ -38,6 +41,11 @@ if TYPE_CHECKING:
     from convy.compare.summary import Summed as Summed
     from convy.conduct.estimate import Estimating as Estimating
     from convy.conduct.run import RunId as RunId
+    from convy.draft.drafting import Drafted as Drafted
+    from convy.draft.drafting import Drafts as Drafts
+    from convy.draft.drafting import Kept as Kept
+    from convy.draft.drafting import Recording as Recording
+    from convy.draft.phoenix import PhoenixProject as PhoenixProject
     from convy.draw.links import Links as Links
     from convy.draw.links import TraceLink as TraceLink
     from convy.draw.markdown import CommentMarkdown as CommentMarkdown

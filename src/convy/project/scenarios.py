@@ -15,9 +15,11 @@ from convy.project.document import Declaration, Document
 
 class Scenarios(msgspec.Struct, frozen=True):
     """The scenarios of a project. `pattern` (the `scenarios` setting) is relative to the project: a
-    folder, whose `*.yaml` and `*.yml` files are read (not its subfolders), or a glob of files
-    (`scenarios/**/*.yaml`, `checks/refund.yaml`). `optional`: a project that has scenarios
-    written in Python (project/written.py) needs no scenario file."""
+    folder, whose `*.yaml` and `*.yml` files are read with its subfolders' (`scenarios/drafted`,
+    `scenarios/attacks`, `scenarios/kept` play with no setting), or a glob of files
+    (`scenarios/**/*.yaml`, `checks/refund.yaml`). Names are unique across the whole tree.
+    `optional`: a project that has scenarios written in Python (project/written.py) needs no
+    scenario file."""
 
     project: Path
     pattern: str = "scenarios"
@@ -28,7 +30,7 @@ class Scenarios(msgspec.Struct, frozen=True):
         is none (unless `optional`)."""
         folder = self.project / self.pattern
         if folder.is_dir():
-            found = [*folder.glob("*.yaml"), *folder.glob("*.yml")]
+            found = [*folder.rglob("*.yaml"), *folder.rglob("*.yml")]
         else:
             names = glob.glob(self.pattern, root_dir=self.project, recursive=True)
             found = [self.project / name for name in names]
@@ -36,8 +38,8 @@ class Scenarios(msgspec.Struct, frozen=True):
         if not files and not self.optional:
             raise ConfigurationError(
                 "scenarios",
-                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files or a glob of files,"
-                " relative to the project)",
+                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files, its subfolders"
+                " too, or a glob of files, relative to the project)",
             )
         return tuple(files)
 
