@@ -12,7 +12,7 @@ and gets back the reviewed run (the comparison, the gate's decision, the comment
 
 `__all__` holds the use case, settings, scenarios, the agent protocol, outcomes and errors. Three
 more faces hold what convy's own subcommands build on: `convy.runs` (run folders read back, merged,
-exported, reported, estimated), `convy.labels` (labels and the judge's calibration) and
+exported, reported), `convy.labels` (labels and the judge's calibration) and
 `convy.tools` (a command's start-up, command line and text); `convy.fakes` holds a working stand-in
 for every interface. Names load on first use, so a command starts fast."""
 

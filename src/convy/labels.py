@@ -15,7 +15,6 @@ _FACE = Face(
         # the judge measured against them
         "convy.conduct.calibration": ("Calibration",),
         "convy.conduct.calibrated": ("Calibrated", "CalibrationFile", "ClaimFigures", "JudgeFingerprint"),
-        # κ as the judge line and `convy calibrate` say it (undefined, never 1.00)
         "convy.draw.judgeline": ("KappaText",),
     },
 )

@@ -1,6 +1,6 @@
 """Run folders after a run: read back, merged from shards, exported as traces, drawn as pages and
-tables, and a run's cost estimated from its baseline — what `convy report`, `compare`, `merge`,
-`export` and `estimate` and the action's merge and estimate jobs build on. Names load on first use."""
+tables — what `convy report`, `compare`, `merge` and `export` and the action's merge job build
+on. Names load on first use."""
 
 from __future__ import annotations
 
@@ -27,8 +27,6 @@ _FACE = Face(
         "convy.draw.markdown": ("CommentMarkdown", "Marker"),
         "convy.draw.links": ("Links", "TraceLink"),
         "convy.project.traceurl": ("TraceUrl",),
-        # a run's cost estimated before it is played
-        "convy.conduct.estimate": ("Estimating",),
         # recorded conversations (traces, logs, run folders) drafted into scenario files
         "convy.draft.drafting": ("Drafted", "Drafts", "Kept", "Recording"),
         "convy.draft.phoenix": ("PhoenixProject",),
@@ -39,7 +37,6 @@ __all__ = _FACE.names()  # noqa: PLE0605 - each name is written once, in _FACE
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summed as Summed
-    from convy.conduct.estimate import Estimating as Estimating
     from convy.conduct.run import RunId as RunId
     from convy.draft.drafting import Drafted as Drafted
     from convy.draft.drafting import Drafts as Drafts

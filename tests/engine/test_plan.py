@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import signal
+import threading
 from pathlib import Path
 
 import msgspec
@@ -134,3 +137,24 @@ def test_a_run_is_compared_with_the_baseline_the_client_names(tmp_path: Path) ->
             opened.baseline(tmp_path)
     assert isinstance(reviewed.comparison.baseline, convy.Summary)
     assert caught.value.where == str(tmp_path)
+
+
+def test_ctrl_c_in_the_caller_s_thread_stops_a_run_played_in_a_thread_of_its_own(tmp_path: Path) -> None:
+    class Interrupting(convy.Silent):
+        def said(self, line: str) -> None:
+            # Ctrl+C, as the caller's thread receives it while it waits for the run
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    async def inside() -> None:
+        with demo(tmp_path, flags={"repeat": 5}).opened() as opened:
+            ready = opened.prepared()
+            with pytest.raises(convy.Interrupted) as caught:
+                ready.played(Interrupting(), convy.Signals())
+        assert caught.value.folder == ready.folder and caught.value.exit_code == 130
+        assert json.loads((ready.folder / "run.json").read_text())["status"] == "interrupted"
+
+    loop = asyncio.new_event_loop()  # a caller's loop that leaves SIGINT alone, as pytest-asyncio's
+    try:
+        loop.run_until_complete(inside())
+    finally:
+        loop.close()

@@ -13,7 +13,7 @@ from typing import TextIO
 
 import convy
 import convy.labels
-from convy import ConfigurationError, Flags, Sources
+from convy import ConfigurationError, Flags
 from convy.command.console import Console
 from convy.tools import Plural, Untrusted
 
@@ -41,8 +41,9 @@ class Labelling:
                 "stdin",
                 "is not a terminal: convy label asks a person, one claim at a time (run it in a terminal)",
             )
-        sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
-        project = convy.Project(sources.settings(), sources, self._environ)
+        plan = convy.Plan(folder=Path.cwd(), flags=Flags(PROJECT).given(arguments), environ=self._environ)
+        with plan.opened() as opened:
+            project = opened.project
         claims = {d.scenario.name: d.scenario.claims for d in project.every()}
         with tempfile.TemporaryDirectory(prefix="convy-label-") as scratch:
             run, name = convy.labels.LabelledRun(Path(arguments.run)).read(Path(scratch) / "run")

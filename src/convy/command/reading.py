@@ -79,15 +79,10 @@ class Reading:
 
     def estimate(self, arguments: argparse.Namespace) -> int:
         console = self._console
-        sources = self.sources(SETTING_NAMES, arguments)
-        project = convy.Project(sources.settings(), sources, self._environ)
-        baseline = arguments.baseline
-        before = (
-            console.stored(Path(baseline), baseline)
-            if baseline
-            else convy.NoBaseline(why="no baseline given")
-        )
-        console.out.write("\n".join(convy.runs.Estimating(project, before).estimate().lines()) + "\n")
+        flags = Flags(SETTING_NAMES).given(arguments)
+        with convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ).opened() as opened:
+            estimate = opened.estimate(console.baseline(str(arguments.baseline or "")))
+        console.out.write("\n".join(estimate.lines()) + "\n")
         return EXIT_PASS
 
     def export(self, arguments: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from convy.store.journal import RunJournal
 from convy.store.runs import StoredRun
 
 if TYPE_CHECKING:
+    from convy.conduct.estimate import Estimate
     from convy.conduct.review import Reviewed
 
 S = TypeVar("S", bound=Settings)
@@ -45,7 +46,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     it); `demo`: play the bundled example against the demo's own agent and models, started for the
     run (its run folders go to `results`, relative to `folder`; empty: the `results` flag, else
     `results`); `resume`: a run folder to finish instead of starting a new one (its agent played
-    unless `agent-url` is given); `selection`: which scenarios to play (all by default)."""
+    unless `agent-url` is given); `selection`: which scenarios to play (all by default). A plan plays
+    one agent: a project with several names it in `flags` (`{"agent": "shop"}`), one plan each."""
 
     folder: Path = Path()
     flags: Mapping[str, object] = {}
@@ -105,6 +107,13 @@ class Opened(msgspec.Struct, frozen=True, kw_only=True):
         if not str(folder):
             return NoBaseline(why="no baseline given")
         return Reviewing(self.project.settings).read(Path(folder))
+
+    def estimate(self, baseline: StoredRun | NoBaseline = NO_BASELINE) -> Estimate:
+        """What the run would spend — model calls, tokens, dollars — worked out from `baseline`'s
+        attempts without a single request (`convy estimate`, the action's `estimate: true`)."""
+        from convy.conduct.estimate import Estimating
+
+        return Estimating(self.project, baseline).estimate()
 
     def reviewed(self, folder: Path, baseline: StoredRun | NoBaseline = NO_BASELINE) -> Reviewed:
         """A run folder already played (a merged run, or one played against a baseline that cannot

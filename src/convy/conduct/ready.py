@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,12 +117,32 @@ class Ready(msgspec.Struct, frozen=True):
                 asyncio.get_running_loop()
             except RuntimeError:
                 return asyncio.run(playing)
-            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convy-run") as pool:
-                return pool.submit(asyncio.run, playing).result()
+            return self.threaded(playing)
         except RunInUse as error:
             raise ConfigurationError("run", str(error)) from None
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise Interrupted(self.folder, stop.exit_code) from None
+
+    def threaded(self, playing: Coroutine[object, object, Run]) -> Run:
+        """`playing` run in a thread and a loop of its own; Ctrl+C in the caller's thread (where
+        the signal lands) cancels it there, so its folder is marked interrupted before it ends."""
+        tasks: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
+
+        async def tracked() -> Run:
+            task = asyncio.current_task()
+            if task is not None:
+                tasks.append((asyncio.get_running_loop(), task))
+            return await playing
+
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convy-run") as pool:
+            future = pool.submit(asyncio.run, tracked())
+            try:
+                return future.result()
+            except KeyboardInterrupt:
+                for loop, task in tasks:
+                    with contextlib.suppress(RuntimeError):  # the loop closed: the run has ended
+                        loop.call_soon_threadsafe(task.cancel)
+                return future.result()
 
     async def playing(
         self, display: Display, stop: StopSignal, baseline: StoredRun | NoBaseline, provenance: Provenance

@@ -73,12 +73,11 @@ class EstimateJob(msgspec.Struct, frozen=True):
     ready: Ready
 
     def exit_code(self) -> int:
-        from convy.runs import Estimating
         from convy.tools import Untrusted
 
         kit = self.kit
         looked = kit.looked(kit.named(self.ready.name))
-        for line in Estimating(kit.project, looked.baseline).estimate().lines():
+        for line in kit.opened.estimate(looked.baseline).lines():
             kit.log.line(Untrusted(text=line).logged())
         return 0
 
