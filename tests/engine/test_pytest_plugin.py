@@ -154,10 +154,12 @@ def test_collect_only_lists_scenarios_by_file_and_name_and_plays_nothing(tmp_pat
     assert "talk-to-human" not in deselected.stdout and "order-status.yaml" in deselected.stdout
 
 
-def test_several_agents_make_an_item_per_agent(tmp_path: Path) -> None:
+def test_several_agents_make_an_item_per_agent_and_the_ini_option_asks_for_the_plugin(tmp_path: Path) -> None:
     project = demo_copy(tmp_path / "project")
     (project / "agents" / "other.yaml").write_text((project / "agents" / "support.yaml").read_text())
-    listed = pytest_in(project, "--convy", "--collect-only", "-q", "-k", "order-status")
+    with (project / "pytest.ini").open("a") as ini:
+        ini.write("convy = true\n")  # as --convy does
+    listed = pytest_in(project, "--collect-only", "-q", "-k", "order-status")
     assert [line for line in listed.stdout.splitlines() if "::" in line] == [
         "scenarios/order-status.yaml::order-status[other]",
         "scenarios/order-status.yaml::order-status[support]",

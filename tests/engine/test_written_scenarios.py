@@ -4,6 +4,7 @@ read as a check's result, its exception that check's failure only."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -12,10 +13,13 @@ from pathlib import Path
 import pytest
 
 import convy
+from convy.demo.localserver import LocalServer
+from convy.demo.supportbot import SupportBot
 from convy.play.agent import Call
 from convy.play.checks import Inspection
 from convy.play.outcome import Turn
 from convy.project.written import WRITTEN, FunctionCheck
+from tests.servers.litellm_proxy import KEY, LiteLLMProxy
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
 
@@ -118,3 +122,54 @@ def test_the_docs_python_example_plays_against_the_demo_servers(tmp_path: Path) 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "test_conversations.py::refund-in-python PASSED (held 3 of 3)" in done.stdout
     assert "convy gate: pass" in done.stdout
+
+
+def test_the_docs_check_plays_with_a_user_model_behind_litellms_proxy(
+    tmp_path: Path, litellm_proxy: LiteLLMProxy
+) -> None:
+    """The docs' function check in a scenario whose simulated user is LiteLLM's `mock` model, served
+    by the real LiteLLM proxy (OpenAI-compatible), against the demo's support bot."""
+    example = re.search(r"```python\n(# test_conversations.py\n.*?)\nrefund = ", DOCS.read_text(), re.S)
+    assert example is not None
+    (tmp_path / "test_conversations.py").write_text(
+        example.group(1)
+        + '\nconvy.scenario("proxied", user="You are Sam.", max_turns=2, checks=[no_refund_without_order])\n'
+    )
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "support.yaml").write_text(
+        'url: ${CONVY_DEMO_URL}/chat\nbody: {"messages": "$messages", "session": "$conversation"}\n'
+        "answer: reply.text\nsteps: trace\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    bot = LocalServer(SupportBot())
+    bot.start()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--convy",
+                "-v",
+                "--convy-repeat",
+                "2",
+            ],
+            cwd=tmp_path,
+            env={
+                **{k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "PYTEST_"))},
+                "CONVY_DEMO_URL": bot.url,
+                "CONVY_MODEL_URL": f"{litellm_proxy.url}/v1",
+                "CONVY_MODEL_KEY": KEY,
+                "CONVY_USER_MODEL": "mock",
+                "CONVY_LABELS": "none",
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        bot.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_conversations.py::proxied PASSED (held 2 of 2)" in done.stdout
