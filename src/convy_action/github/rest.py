@@ -125,11 +125,8 @@ class GitHub:
             raise ValueError("the repository must be written owner/name")
         if "authorization" in client.headers or client.auth is not None:
             raise ValueError("the HTTP client must not carry credentials of its own")
-        self._api = api_url
-        self._token = token
-        self._repository = repository
-        self._client = client
-        self._retries = retries
+        self._api, self._token, self._repository = api_url, token, repository
+        self._client, self._retries = client, retries
 
     def __repr__(self) -> str:
         return f"GitHub({self._api!r}, repository={self._repository!r})"

@@ -60,25 +60,14 @@ class Kit(msgspec.Struct, frozen=True, kw_only=True):
 
     def looked(self, name: ArtifactNaming) -> Looked:
         """The baseline the `baseline` setting names, for the artifact `name`."""
-        return Search(
-            settings=self.settings,
-            context=self.context,
-            event=self.event,
-            services=self.services,
-            folder=self.folder,
-            scratch=self.scratch,
-            log=self.log,
-        ).looked(name.text)
+        search = Search(
+            self.settings, self.context, self.event, self.services, self.folder, self.scratch, self.log
+        )
+        return search.looked(name.text)
 
     def where(self) -> Where:
         """Where the run folder and the comment go."""
-        return Where(
-            settings=self.settings,
-            context=self.context,
-            event=self.event,
-            services=self.services,
-            log=self.log,
-        )
+        return Where(self.settings, self.context, self.event, self.services, self.log)
 
     def ending(self) -> Ending:
         return Ending(self.context, self.log, self.settings, self.project.root)
