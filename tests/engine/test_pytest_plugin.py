@@ -273,6 +273,8 @@ class Talk:
 
     async def reply(self, text):
         await asyncio.sleep(float(os.environ.get("BOT_DELAY", "0")))
+        if text == "boom":
+            raise RuntimeError("the bot fell over")
         return convy.Answer(text="sorry" if self.worse else "refund issued")
 
 
@@ -372,3 +374,21 @@ def test_ctrl_c_leaves_a_run_that_convy_resume_finishes(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert json.loads((folder / "run.json").read_text())["status"] == "finished"
     assert len(attempts(folder)) == 6
+
+
+def test_agent_failures_fail_the_item_with_the_reason_and_no_verdict_at_all_is_an_error(
+    tmp_path: Path,
+) -> None:
+    project = scripted_project(tmp_path / "project", repeat=2)
+    (project / "scenarios" / "boom.yaml").write_text("name: boom\nturns: [boom]\nchecks: [{contains: x}]\n")
+    (project / "scenarios" / "unheard.yaml").write_text(
+        "name: unheard\nuser: You are Sam.\nopening: hello\nmax_turns: 3\nchecks: [{contains: x}]\n"
+    )
+    env = {"CONVY_MODEL_URL": "http://127.0.0.1:9/v1", "CONVY_USER_MODEL": "nobody", "CONVY_PATIENCE": "1"}
+    done = pytest_in(project, "--convy", "-v", env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "scenarios/boom.yaml::boom FAILED (held 0 of 2)" in done.stdout
+    assert "the agent failed: agent_error (RuntimeError: the bot fell over)" in done.stdout
+    assert "scenarios/unheard.yaml::unheard ERROR" in done.stdout
+    assert "convy: no verdict: user_" in done.stdout
+    assert "scenarios/refund.yaml::refund PASSED (held 2 of 2)" in done.stdout

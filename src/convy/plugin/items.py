@@ -56,10 +56,6 @@ class ScenarioFailed(Exception):
     """An item's scenario did not hold in the run: its report's text."""
 
 
-class NoVerdictAtAll(Exception):
-    """An item's scenario got no verdict in the run (the user's or the judge's model failed)."""
-
-
 class ScenarioItem(pytest.Item):
     """One scenario against one agent ("" the project's only one)."""
 
@@ -114,7 +110,8 @@ class ScenarioItem(pytest.Item):
                 ("run_folder", result.folder),
             ]
         if result.kind == "error":
-            raise NoVerdictAtAll(result.text)
+            # in setup, so pytest reports an error; its message alone, as a failed item's
+            pytest.fail(result.text, pytrace=False)
         if result.kind == "skipped":
             pytest.skip(result.text)
 
@@ -124,7 +121,7 @@ class ScenarioItem(pytest.Item):
             raise ScenarioFailed(result.text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: object = None) -> str:
-        if isinstance(excinfo.value, ScenarioFailed | NoVerdictAtAll):
+        if isinstance(excinfo.value, ScenarioFailed):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
