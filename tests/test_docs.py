@@ -266,17 +266,23 @@ def test_every_python_example_runs_in_the_demo_project(tmp_path: Path, block: Bl
 
 
 def commands() -> list[tuple[str, str, tuple[str, ...]]]:
-    """(where, program, flags) of every `convy <subcommand>` and `python -m convy_action` of the
+    """(where, program, flags) of every `convy <subcommand>`, `python -m convy_action` and `pytest` of the
     shell examples: the program as `--help` is asked of it, and the flags the example gives it."""
     found = []
     for block in [*blocks("sh"), *blocks("bash"), *blocks("shell")]:
         for number, line in enumerate(block.text.replace("\\\n", " ").splitlines()):
             words = shlex.split(line, comments=True)
             for at, word in enumerate(words):
-                if word.endswith("convy") and at + 1 < len(words) and words[at - 1 : at] != ["-m"]:
+                if (
+                    (word == "convy" or word.endswith("/convy"))
+                    and at + 1 < len(words)
+                    and words[at - 1 : at] != ["-m"]
+                ):
                     program, rest = f"convy {words[at + 1]}", words[at + 2 :]
                 elif word == "convy_action" and words[at - 1 : at] == ["-m"]:
                     program, rest = "convy_action", words[at + 1 :]
+                elif word == "pytest":
+                    program, rest = "pytest", words[at + 1 :]
                 else:
                     continue
                 ends = [i for i, w in enumerate(rest) if w in {"|", "&&", ";"}]
@@ -288,7 +294,7 @@ def commands() -> list[tuple[str, str, tuple[str, ...]]]:
 
 @cache
 def help_text(program: str) -> str:
-    arguments = ["-m", "convy_action"] if program == "convy_action" else ["-m", "convy", program.split()[1]]
+    arguments = ["-m", *program.split()]  # `-m convy run`, `-m convy_action`, `-m pytest`
     done = subprocess.run(
         [sys.executable, *arguments, "--help"], capture_output=True, text=True, timeout=120, cwd=ROOT
     )

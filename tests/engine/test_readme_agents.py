@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.a2a_agent import A2aAgent
 from tests.servers.agno_server import AGENT, AgnoOs, remembering
 from tests.servers.fasta2a_agent import PydanticShop
@@ -26,7 +25,8 @@ from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 from tests.servers.tool_model import TOOL_TEXT as UI_TOOL_TEXT
 from tests.servers.ui_servers import UiServer
-from tests.support.docs import blocks
+from tests.support.command import convy, lines, only_run
+from tests.support.readme import examples
 
 SCENARIO = """\
 name: order
@@ -36,11 +36,6 @@ turns:
 checks:
   - contains: "4411"
 """
-
-
-def examples() -> dict[str, str]:
-    """Each agent example of the docs by its name: the fenced block under `<!-- agent-example: NAME -->`."""
-    return {block.example: block.text for block in blocks("yaml") if block.example}
 
 
 def test_the_docs_have_one_example_for_each_shape() -> None:

@@ -1,1 +1,1 @@
-"""Helpers shared by the tests: what more than one test module needs, kept out of the test modules."""
+"""Helpers shared by tests: no test module imports another."""
