@@ -17,6 +17,7 @@ from convy import (
     ConfigurationError,
     ExitCodes,
     Flags,
+    Sources,
     Startup,
     Subcommand,
     Untrusted,
@@ -161,7 +162,7 @@ class Command:
             "measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
             "Today's judge decides every labelled transcript's claims (judge calls only; a decision of an "
             "earlier calibration with the same judge, transcript and claims is reused), set against the "
-            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95%% bootstrap "
+            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95% bootstrap "
             "interval, false passes and false fails, and every disagreement. Written to "
             "results/calibration/<id>/.",
             WRITE_EXITS,
@@ -199,6 +200,8 @@ class Command:
 
     def exit_code(self) -> int:
         arguments = self.parser().parse_args(self._argv)
+        for stray in Sources({}, self._environ, Path.cwd()).strays():
+            self._console.err.write(f"convy: warning: {stray}\n")
         try:
             return self.done(arguments)
         except ConfigurationError as error:

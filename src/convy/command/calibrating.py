@@ -12,6 +12,7 @@ from pathlib import Path
 import convy
 from convy import Flags, Plural, Sources, Untrusted
 from convy.command.console import Console
+from convy.command.demorun import Demo
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 JUDGE = (
@@ -46,14 +47,15 @@ class Calibrating:
         flags = Flags(JUDGE).given(arguments)
         with contextlib.ExitStack() as stack:
             environ = dict(self._environ)
-            if arguments.demo:
-                demo = stack.enter_context(convy.DemoServers())
-                environ.update(demo.environ())
-                results = Path.cwd() / str(flags.get("results", "results"))
-                flags = {**demo.flags(), **flags, "results": str(results), "project": str(demo.project)}
+            demo = Demo(flags, environ)
+            labels = Path(arguments.labels).resolve() if arguments.labels else Path()
+            if arguments.demo or demo.found(Path.cwd() / str(flags.get("results", "results"))):
+                flags, environ = demo.started(stack)
+                if not arguments.labels and (Path.cwd() / "labels").is_dir():
+                    labels = Path.cwd() / "labels"  # what `convy label` wrote of a demo run
             sources = Sources(flags, environ, Path.cwd())
             project = convy.Project(sources.settings(), sources, environ)
-            labels = Path(arguments.labels).resolve() if arguments.labels else project.root / "labels"
+            labels = labels if labels != Path() else project.root / "labels"
             calibration = convy.Calibration(project, labels)
             done = calibration.done()
             self.show(done)

@@ -14,6 +14,7 @@ from typing import TextIO
 import convy
 from convy import ConfigurationError, Flags, Plural, Sources, Untrusted
 from convy.command.console import Console
+from convy.command.demorun import Demo
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 PROJECT = ("project", "scenarios")
@@ -39,16 +40,23 @@ class Labelling:
                 "stdin",
                 "is not a terminal: convy label asks a person, one claim at a time (run it in a terminal)",
             )
-        sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
+        flags = Flags(PROJECT).given(arguments)
+        demo = Demo(flags, self._environ)
+        written = Path.cwd()
+        if demo.made(Path(arguments.run)):
+            flags = {**flags, "project": str(demo.project)}
+        sources = Sources(flags, self._environ, Path.cwd())
         project = convy.Project(sources.settings(), sources, self._environ)
+        if not demo.made(Path(arguments.run)):
+            written = project.root
         claims = {d.scenario.name: d.scenario.claims for d in project.every()}
         with tempfile.TemporaryDirectory(prefix="convy-label-") as scratch:
             run, name = convy.LabelledRun(Path(arguments.run)).read(Path(scratch) / "run")
             draw = convy.LabelDraw(run=run, id=name, claims=claims, failing=arguments.failing)
             target = (
-                Path(arguments.to) if arguments.to else project.root / "labels" / convy.LabelName(name).file
+                Path(arguments.to) if arguments.to else written / "labels" / convy.LabelName(name).file
             )
-            sink = convy.LabelSink(target.resolve(), project.root)
+            sink = convy.LabelSink(target.absolute(), written)
             asked = draw.drawn(arguments.count, sink.kept())
             out = self._console.out
             out.write(

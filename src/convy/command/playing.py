@@ -15,6 +15,7 @@ from typing import TextIO
 import convy
 from convy import SETTING_NAMES, ConfigurationError, Flags, Plural, Sources, Untrusted
 from convy.command.console import Console
+from convy.command.demorun import Demo
 
 EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
 
@@ -30,12 +31,10 @@ class Playing:
         flags = Flags(SETTING_NAMES).given(arguments)
         with contextlib.ExitStack() as stack:
             environ = dict(self._environ)
-            if arguments.demo:
-                demo = stack.enter_context(convy.DemoServers())
-                environ.update(demo.environ())
-                results = Path.cwd() / str(flags.get("results", "results"))
-                flags = {**demo.flags(), **flags, "results": str(results)}
-                flags["project"] = str(demo.project)
+            demo = Demo(flags, environ)
+            resumed = Path(arguments.run_folder) if arguments.command == "resume" else None
+            if getattr(arguments, "demo", False) or (resumed is not None and demo.made(resumed)):
+                flags, environ = demo.started(stack)
             return self.played(arguments, flags, environ)
         return EXIT_CONFIG
 

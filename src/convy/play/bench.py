@@ -16,7 +16,7 @@ import msgspec
 from convy.play.agent import Agent, Answer, Conversation, Forwarded
 from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
-from convy.play.model import Model
+from convy.play.model import UNREACHED, Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import UNPRICED, Pricing
 from convy.play.replay import Pairs
@@ -54,7 +54,8 @@ class Halt(Protocol):
 class Mistake(msgspec.Struct, frozen=True):
     """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
     refused the request as such (`not_delivered`), its answer path found nothing in its answer (a
-    wrong `agent-answer`: every attempt would fail so), or a model refused its key (HTTP 401 or 403).
+    wrong `agent-answer`: every attempt would fail so), a model refused its key (HTTP 401 or 403),
+    or a model could not be reached (refused, a name not resolved, TLS failed).
     `text` says what happened and the setting to check, "" when the attempt ended otherwise."""
 
     outcome: Outcome
@@ -75,6 +76,11 @@ class Mistake(msgspec.Struct, frozen=True):
                 key = "model-key" if role == "user" else "judge-key (or model-key)"
                 said = f": {message}" if message else ""
                 return f"the {role} model refused its key (HTTP {status}){said}; check {key}"
+            case NoVerdict(status=0, detail=detail) if UNREACHED in detail and detail.startswith(
+                ("user: ", "judge: ")
+            ):
+                role, _, what = detail.partition(": ")
+                return f"the {role} model was not reached: {what}"
             case _:
                 return ""
 
@@ -92,7 +98,8 @@ class FailFast:
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
     `first` 0 turns that rule off. With `mistakes`, a setup mistake (Mistake) stops the run at the
     first attempt it ends, while no attempt has yet reached the agent's logic (an agent key's or
-    model key's refusal at any time); `FailFast(0, mistakes=False)` never stops (`fail-fast: false`).
+    model key's refusal, or a model not reached, at any time); `FailFast(0, mistakes=False)` never
+    stops (`fail-fast: false`).
 
     Whatever it stops, the run's first agent request goes alone (DESIGN §15.2): the first attempt
     admitted starts at once, the others once an agent answer came back (`answered`) or an attempt

@@ -1,0 +1,1 @@
+"""Helpers shared by tests: servers, folders and the command as a user runs it."""
