@@ -21,6 +21,7 @@ from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import UNPRICED, Pricing
 from convy.play.replay import Pairs
 from convy.play.reuse import Verdicts
+from convy.play.wire.preset import NO_SERVER
 from convy.play.wire.reading import NOTHING_AT
 from convy.words import Plural, Shortened
 
@@ -85,6 +86,8 @@ class Mistake(msgspec.Struct, frozen=True):
                 return ""
 
     def agent_setting(self, status: int, detail: str) -> str:
+        if NO_SERVER in detail:
+            return "the agent file's url and protocol"
         if detail.startswith("session_failed"):
             return "the agent file's session.start"
         if status in (401, 403):

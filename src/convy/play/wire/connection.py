@@ -33,6 +33,7 @@ from convy.play.wire.dialect import Ask, Pending, Resend
 from convy.play.wire.encoding import Encoded
 from convy.play.wire.line import Line
 from convy.play.wire.polling import Polling
+from convy.play.wire.preset import WrongServer
 from convy.play.wire.reading import (
     MOST_BYTES,
     MOST_RAW,
@@ -110,7 +111,8 @@ class JsonConnection:
                 ) from None
             except AgentFailure as failure:
                 await self.let_go()
-                raise failure.hiding(self.masked) from None
+                said = WrongServer(self._agent.spec.protocol).failure(failure)
+                raise said.hiding(self.masked) from None
             except Busy as busy:
                 await self.let_go()
                 raise self.hidden(busy) from None
@@ -323,7 +325,11 @@ class JsonConnection:
         except AgentFailure as failure:
             if failure.reason.startswith("http_") or failure.reason in ("connection", "timeout"):
                 raise AgentFailure(
-                    failed, failure.detail, status=failure.status, message=failure.message
+                    failed,
+                    failure.detail,
+                    status=failure.status,
+                    message=failure.message,
+                    reached=failure.reached,
                 ) from None
             raise
 
