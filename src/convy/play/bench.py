@@ -240,13 +240,14 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
         """Play every attempt, each priced as it ends; one that breaks never stops the others.
         With `halt`, no attempt starts once it has a cause; those under way finish."""
         results: list[Outcome | None] = [None] * len(attempts)
-        room = asyncio.Semaphore(self.ahead)
         stop: Halt = halt or FailFast(0)
-
         agent = Halting(self.agent, stop)
+        # `ahead` players take the attempts in order, one after another: a task per attempt, all
+        # waiting on one semaphore, would make starting and stopping a large run quadratic
+        waiting = iter(enumerate(attempts))
 
-        async def play(position: int, attempt: Attempt) -> None:
-            async with room:
+        async def player() -> None:
+            for position, attempt in waiting:
                 if stop.cause:
                     return
                 try:
@@ -259,8 +260,8 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                 stop.seen(outcome, len(attempts))
 
         async with asyncio.TaskGroup() as group:
-            for position, attempt in enumerate(attempts):
-                group.create_task(play(position, attempt))
+            for _ in range(min(self.ahead, len(attempts))):
+                group.create_task(player())
         return tuple(outcome for outcome in results if outcome is not None)
 
     async def _outcome(self, attempt: Attempt, agent: Agent) -> Outcome:
