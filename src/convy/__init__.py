@@ -24,6 +24,7 @@ _HOMES = {
     "JudgeFingerprint": "convy.conduct.calibrated",
     "Calibration": "convy.conduct.calibration",
     "CalibrationFile": "convy.conduct.calibrated",
+    "CalibrationProgress": "convy.conduct.calibration",
     "Call": "convy.play.agent",
     "ClaimFigures": "convy.conduct.calibrated",
     "Collector": "convy.store.otlp",
@@ -120,6 +121,7 @@ __all__ = [
     "Calibrated",
     "Calibration",
     "CalibrationFile",
+    "CalibrationProgress",
     "Call",
     "ClaimFigures",
     "Collector",
@@ -212,7 +214,7 @@ if TYPE_CHECKING:
     from convy.compare.statistics import Rate, Unknown
     from convy.compare.summary import Summary, Summed
     from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures, JudgeFingerprint
-    from convy.conduct.calibration import Calibration
+    from convy.conduct.calibration import Calibration, CalibrationProgress
     from convy.conduct.estimate import Estimating
     from convy.conduct.labelling import LabelDraw, LabelledRun, LabelName, LabelSink, Unlabelled
     from convy.conduct.prefetch import Ahead, Prefetch

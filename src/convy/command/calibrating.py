@@ -11,6 +11,7 @@ from pathlib import Path
 
 import convy
 from convy import Flags, Plural, Sources, Untrusted
+from convy.command.calibrationshown import CalibrationShown
 from convy.command.console import Console
 from convy.command.demorun import Demo
 
@@ -57,7 +58,7 @@ class Calibrating:
             project = convy.Project(sources.settings(), sources, environ)
             labels = labels if labels != Path() else project.root / "labels"
             calibration = convy.Calibration(project, labels)
-            done = calibration.done()
+            done = calibration.done(CalibrationShown(self._console.err, stale=False))
             self.show(done)
             folder = done.written(calibration.folder)
             self._console.out.write(

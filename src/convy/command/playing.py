@@ -14,6 +14,7 @@ from typing import TextIO
 
 import convy
 from convy import SETTING_NAMES, ConfigurationError, Flags, Plural, Sources, Untrusted
+from convy.command.calibrationshown import CalibrationShown
 from convy.command.console import Console
 from convy.command.demorun import Demo
 
@@ -80,7 +81,8 @@ class Playing:
             with self.terminable(stops):
                 ticker = asyncio.get_running_loop().create_task(ticking())
                 try:
-                    return await prepared.play(convy.Provenance(), watch, before)
+                    calibrating = CalibrationShown(console.err)
+                    return await prepared.play(convy.Provenance(), watch, before, calibrating)
                 finally:
                     ticker.cancel()
 
@@ -94,10 +96,7 @@ class Playing:
         except convy.RunInUse as error:
             raise ConfigurationError("run", str(error)) from None
         except (KeyboardInterrupt, asyncio.CancelledError):
-            console.err.write(
-                "\nconvy: interrupted; the run folder is kept: finish it with "
-                f"`convy resume {prepared.folder}`\n"
-            )
+            console.err.write("\n" + Interrupted(prepared.folder).said() + "\n")
             return stops[0].exit_code if stops else EXIT_INTERRUPTED
         except (BrokenPipeError, ExceptionGroup) as error:
             if isinstance(error, ExceptionGroup) and error.subgroup(BrokenPipeError) is None:
@@ -147,3 +146,25 @@ class Slow:
     def say(self) -> None:
         self._stream.write(self._line + "\n")
         self._stream.flush()
+
+
+class Interrupted:
+    """What a run stopped by a signal leaves to say: its folder to resume, or — stopped before the
+    first attempt, while the judge was calibrated — that there is none, and where the judge's
+    decisions made so far are kept for the next run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def said(self) -> str:
+        if (self.folder / "run.json").exists():
+            return f"convy: interrupted; the run folder is kept: finish it with `convy resume {self.folder}`"
+        lines = self.folder / "calibration.jsonl"
+        kept = len(lines.read_bytes().splitlines()) if lines.exists() else 0
+        if not kept:
+            return "convy: interrupted before the first attempt; there is no run to resume"
+        return (
+            "convy: interrupted while the judge was calibrated, before the first attempt; there is no "
+            f"run to resume: {Plural(kept, 'decision').text()} of the judge on the labels are kept in "
+            f"{lines} and the next run reuses them"
+        )

@@ -215,12 +215,24 @@ class Labels(msgspec.Struct, frozen=True):
     def against(
         self, declarations: tuple[Declaration, ...]
     ) -> tuple[tuple[Labelled, ...], tuple[Stale, ...]]:
-        """The labelled attempts with at least one decision still used, and the stale decisions."""
+        """The labelled attempts with at least one decision still used, and the stale decisions:
+        those of a claim or scenario that is gone or changed, and those of a copy of a labelled
+        attempt (the very same label again — its attempt, transcript and decisions —: only the first
+        counts)."""
         scenarios = {d.scenario.name: d.scenario for d in declarations}
         used: list[Labelled] = []
         stale: list[Stale] = []
+        first: dict[bytes, str] = {}
         for placed in self.read():
             label, where = placed.label, placed.where
+            copied = first.setdefault(msgspec.json.encode(label), where)
+            if copied != where:
+                why = f"a copy of the label at {copied}: the attempt counts once"
+                stale.extend(
+                    Stale(where=placed.lines.get(claim, where), scenario=label.scenario, claim=claim, why=why)
+                    for claim in label.decisions
+                )
+                continue
             scenario = scenarios.get(label.scenario)
             if scenario is None:
                 stale.extend(
