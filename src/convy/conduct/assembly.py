@@ -13,7 +13,8 @@ import yaml
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, PythonAgent
-from convy.play.model import Inline, Models, OpenAiModel
+from convy.play.inline import Inline
+from convy.play.model import Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent

@@ -59,8 +59,15 @@ Told = Callable[[CalibrationProgress], None]
 """What is told of a calibration's progress."""
 
 
-def quiet(progress: CalibrationProgress) -> None:
-    """Told nothing: a calibration's progress shown nowhere."""
+class Unshown:
+    """A calibration's progress shown nowhere."""
+
+    def __call__(self, progress: CalibrationProgress) -> None:
+        return None
+
+
+QUIET = Unshown()
+"""Where a calibration's progress goes when no one shows it."""
 
 
 class Calibration(msgspec.Struct, frozen=True):
@@ -138,7 +145,7 @@ class Calibration(msgspec.Struct, frozen=True):
                     known.setdefault((line.transcript, line.claims), line)
         return known
 
-    def done(self, told: Told = quiet) -> Calibrated:
+    def done(self, told: Told = QUIET) -> Calibrated:
         """The calibration done with a client of its own (the `model-timeout` setting's timeout),
         its progress `told`."""
         timeout = self.project.settings.model_timeout
@@ -150,7 +157,7 @@ class Calibration(msgspec.Struct, frozen=True):
 
         return asyncio.run(calibrating())
 
-    async def calibrated(self, client: httpx.AsyncClient, told: Told = quiet) -> Calibrated:
+    async def calibrated(self, client: httpx.AsyncClient, told: Told = QUIET) -> Calibrated:
         """Every labelled attempt decided by today's judge (or a reused decision), and the figures;
         `told` of the stale decisions first, then of each labelled attempt as it is decided."""
         used, stale = self.labelled()

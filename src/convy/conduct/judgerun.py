@@ -12,7 +12,7 @@ import httpx
 import msgspec
 
 from convy.conduct.calibrated import Calibrated
-from convy.conduct.calibration import Calibration, CalibrationProgress, Told, quiet
+from convy.conduct.calibration import QUIET, Calibration, CalibrationProgress, Told
 from convy.play.agent import Usage
 from convy.play.price import UNPRICED, Priced, Pricing
 from convy.project.labels import Labels
@@ -50,7 +50,7 @@ class RunCalibration(Calibration, frozen=True):
             self.labelled()
 
     async def measured(
-        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED, told: Told = quiet
+        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED, told: Told = QUIET
     ) -> JudgeRecord:
         """Calibrate (when there are labels) with the run's `client`, write calibration.jsonl into
         the run `folder` — each decision appended as it comes, so a run stopped while it calibrates

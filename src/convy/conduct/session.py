@@ -10,7 +10,7 @@ import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.conduct.assembly import Assembly
-from convy.conduct.calibration import Told, quiet
+from convy.conduct.calibration import QUIET, Told
 from convy.conduct.judgerun import RunCalibration
 from convy.conduct.pricing import RunPrices
 from convy.conduct.run import Clients, Run, RunId
@@ -63,7 +63,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         provenance: Provenance,
         watch: Callable[[Run, int], Journal],
         baseline: StoredRun | NoBaseline = NO_BASELINE,
-        told: Told = quiet,
+        told: Told = QUIET,
     ) -> Run:
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
         progress, once the folder is held and the missing attempts are known. With a baseline,

@@ -3,8 +3,8 @@ schema a judge may ask its reply to follow, how a model's call fails, and a mode
 OpenAI-compatible chat-completions endpoint, with what it learns about its server once per run.
 
 Every model is played through wrappers: one turns any error of a model into a ModelFailure, one
-sends through the participant's places (busy.py), one puts the system text at the start of the first
-user message."""
+sends through the participant's places (busy.py), one (inline.py) puts the system text at the start
+of the first user message."""
 
 from __future__ import annotations
 
@@ -374,29 +374,6 @@ class PatientModel(msgspec.Struct, frozen=True):
             last = error.busy
             kind: Kind = "busy" if last.kind == "busy" else "timeout" if last.kind == "timeout" else "failure"
             raise ModelFailure(str(error), kind=kind, status=last.status, message=last.message) from error
-
-
-class Inline(msgspec.Struct, frozen=True):
-    """The same model for servers whose chat template has no system role (`system-role: inline`):
-    a leading system message becomes the start of the first user message."""
-
-    model: Model
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    def messages(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
-        """`messages` with the system text (if any) put before the first user message's."""
-        if not messages or messages[0].role != "system":
-            return messages
-        system, rest = messages[0].content, messages[1:]
-        if rest and rest[0].role == "user":
-            return (Message(role="user", content=f"{system}\n\n{rest[0].content}"), *rest[1:])
-        return (Message(role="user", content=system), *rest)
-
-    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
-        return await self.model.reply(self.messages(messages), json)
 
 
 class Models(msgspec.Struct, frozen=True, kw_only=True):

@@ -115,7 +115,7 @@ class JsonConnection:
                 raise said.hiding(self.masked) from None
             except Busy as busy:
                 await self.let_go()
-                raise self.hidden(busy) from None
+                raise busy.hiding(self.masked) from None
             except BaseException:
                 await self.let_go()
                 raise
@@ -140,17 +140,6 @@ class JsonConnection:
         await self.let_go()
         if problem and kind is None:
             raise SessionNotEnded(self.masked.text(problem))
-
-    def hidden(self, busy: Busy) -> Busy:
-        """A refusal with the agent's secrets hidden in all it says."""
-        masked = self.masked
-        return Busy(
-            busy.retry_after,
-            masked.text(busy.detail),
-            status=busy.status,
-            message=masked.text(busy.message),
-            kind=busy.kind,
-        )
 
     async def let_go(self) -> None:
         if self._client is not None:
@@ -205,7 +194,7 @@ class JsonConnection:
         except AgentFailure as failure:
             raise Relocated(self._agent.shown, self.shown).failure(failure).hiding(self.masked) from None
         except Busy as busy:
-            raise self.hidden(busy) from None
+            raise busy.hiding(self.masked) from None
         answer = Spoken(reply.answer, self.shown).checked()
         session = self._agent.spec.session
         if session.id and not self._session:
