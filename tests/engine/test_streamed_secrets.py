@@ -1,18 +1,22 @@
 """Every secret masked on every error path: an agent whose streamed error — AG-UI's RUN_ERROR, the
 Vercel AI UI message stream's `error` part — echoes the agent file's header token must not get it
-into attempts.jsonl, report.html, comment.md or the console, as an HTTP 500 body echoing it does
-not."""
+into attempts.jsonl, report.html, comment.md, the console or the action's log and step summary, as
+an HTTP 500 body echoing it does not."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
+from convy_action.action import Action
+from convy_action.github.retries import Retries
 from tests.servers.agents import AgentServer
 from tests.support.firsthour import attempts, convy, one_run
 
 TOKEN = "tok-3f9a-very-secret-agent-token"
+FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +52,21 @@ def test_a_streamed_error_echoing_the_header_token_is_masked_everywhere(
         if written.is_file():
             shown += written.read_text(errors="replace")
     assert TOKEN not in shown
+
+
+def test_the_action_s_log_and_step_summary_never_show_the_streamed_token(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "scenarios" / "s.yaml").write_text("name: s\nturns: [hi]\nchecks: [{contains: x}]\n")
+    summary = tmp_path / "summary.md"
+    out = io.StringIO()
+    with AgentServer() as agent:
+        (tmp_path / "agents" / "bot.yaml").write_text(
+            f"url: {agent.url}/agui-echo-headers\nprotocol: ag-ui\n"
+            f"headers:\n  Authorization: Bearer {TOKEN}\n"
+        )
+        argv = ["--dry-run", "--repeat", "2", "--trace-context", "false"]
+        code = Action(argv, {"GITHUB_STEP_SUMMARY": str(summary)}, out, tmp_path, FAST).exit_code()
+    assert code == 1, out.getvalue()
+    assert "run\\_failed" in summary.read_text(), "the summary says what failed"
+    assert TOKEN not in out.getvalue() + summary.read_text()
