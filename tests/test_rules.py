@@ -101,7 +101,7 @@ def test_no_module_level_functions_but_the_entry_points() -> None:
     assert functions == []
 
 
-STAGES = ("project", "play", "store", "compare", "draw", "conduct")
+STAGES = ("project", "play", "store", "compare", "draw", "conduct", "draft")
 """The engine's sub-packages in pipeline order: each imports only the stages before it."""
 BASE = {"convy.data", "convy.errors", "convy.release", "convy.startup", "convy.words"}
 """Shared by every stage; they import no stage."""

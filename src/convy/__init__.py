@@ -14,6 +14,11 @@ from convy.release import VERSION
 __version__ = VERSION
 
 _HOMES = {
+    "Kept": "convy.draft.drafting",
+    "Recording": "convy.draft.drafting",
+    "PhoenixProject": "convy.draft.phoenix",
+    "Drafts": "convy.draft.drafting",
+    "Drafted": "convy.draft.drafting",
     "Agent": "convy.play.agent",
     "AgentFailure": "convy.play.agent",
     "Ahead": "convy.conduct.prefetch",
@@ -136,6 +141,8 @@ __all__ = [
     "Data",
     "Decided",
     "DemoServers",
+    "Drafted",
+    "Drafts",
     "Estimating",
     "ExitCodes",
     "Flags",
@@ -144,6 +151,7 @@ __all__ = [
     "Judge",
     "JudgeFingerprint",
     "KappaText",
+    "Kept",
     "LabelDraw",
     "LabelName",
     "LabelSink",
@@ -160,6 +168,7 @@ __all__ = [
     "NoBaseline",
     "OpenAiModel",
     "Outcome",
+    "PhoenixProject",
     "Plain",
     "Plural",
     "Prefetch",
@@ -169,6 +178,7 @@ __all__ = [
     "Provenance",
     "Rate",
     "ReceiverRefused",
+    "Recording",
     "Reply",
     "Report",
     "Review",
@@ -227,6 +237,8 @@ if TYPE_CHECKING:
     from convy.conduct.stop import Stop
     from convy.data import Data, Tagged
     from convy.demo.servers import DemoServers
+    from convy.draft.drafting import Drafted, Drafts, Kept, Recording
+    from convy.draft.phoenix import PhoenixProject
     from convy.draw.judgeline import KappaText
     from convy.draw.links import Links, TraceLink
     from convy.draw.markdown import CommentMarkdown, Marker

@@ -1,6 +1,6 @@
-"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label — the
-only place that prints and picks exit codes. It uses the engine through its public names, as any program built
-on it would; what each subcommand does is in convy.command."""
+"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label,
+draft — the only place that prints and picks exit codes. It uses the engine through its public names,
+as any program built on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from convy import (
 )
 from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
+from convy.command.drafting import MODEL as DRAFT
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
 
@@ -196,6 +197,48 @@ class Command:
             "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
         )
         Flags(LABEL).add_to(label)
+        draft = command(
+            "draft",
+            "write scenarios from recorded conversations (traces, logs, chat logs, run folders)",
+            "Write one scenario file per recorded conversation into --to: its user's messages as turns (a "
+            "replay), `source`, `tags: [drafted]` and the claims (--claim, or drafted by a model with "
+            "--brief). SOURCE is an OTLP JSON trace or log file, a chat log (JSON Lines of "
+            '{"messages": [...]}) or a run folder. Personal data is masked unless --keep-pii; a file '
+            "that is there already is left as it is.",
+            WRITE_EXITS,
+        )
+        draft.add_argument("sources", nargs="*", metavar="SOURCE", help="files and run folders to draft from")
+        draft.add_argument(
+            "--to", default="scenarios/drafted", metavar="DIR", help="where (default: scenarios/drafted)"
+        )
+        draft.add_argument(
+            "--claim", action="append", default=[], metavar="TEXT", help="a claim every scenario gets"
+        )
+        draft.add_argument(
+            "--brief", action="store_true", help="a model drafts each scenario's brief and claims, to review"
+        )
+        draft.add_argument(
+            "--where",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="keep conversations with this span attribute or chat-log metadata (e.g. feedback=negative)",
+        )
+        draft.add_argument(
+            "--limit", type=int, default=0, metavar="N", help="keep the N latest conversations"
+        )
+        draft.add_argument("--keep-pii", action="store_true", help="do not mask personal data")
+        draft.add_argument(
+            "--phoenix", default="", metavar="URL", help="read a project of Arize Phoenix at URL"
+        )
+        draft.add_argument(
+            "--project",
+            dest="project_name",
+            default="",
+            metavar="NAME",
+            help="the Phoenix project (with --phoenix)",
+        )
+        Flags(DRAFT).add_to(draft)
         return parser
 
     def exit_code(self) -> int:
@@ -241,6 +284,10 @@ class Command:
                 from convy.command.labelling import Labelling
 
                 return Labelling(self._console, self._environ).exit_code(arguments)
+            case "draft":
+                from convy.command.drafting import Drafting
+
+                return Drafting(self._console, self._environ).exit_code(arguments)
         return EXIT_CONFIG
 
 

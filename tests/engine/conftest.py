@@ -1,5 +1,6 @@
 """Fixtures of the engine's tests: the LiteLLM proxy, started once for every test that uses it
-(it takes seconds to start), and the agent frameworks' own servers, each started once."""
+(it takes seconds to start), the agent frameworks' own servers, each started once, and Arize
+Phoenix's server."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from tests.servers.litellm_proxy import LiteLLMProxy
 from tests.servers.ui_servers import UiServer
+from tests.support.phoenix import phoenix  # noqa: F401 (Arize Phoenix's server, a fixture)
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ EXITS = {
     "merge": (0, 1, 2, 3),
     "estimate": (0, 2),
     "export": (0, 1, 2),
+    "draft": (0, 2),
 }
 DEFAULT = re.compile(r"\(default\b|\bdefault:")
 """How a help text says a default: `(default: 8)`, `` `none` (default)``, `secret; default: model-key`."""
@@ -132,3 +133,10 @@ def test_run_help_from_the_shell_says_what_it_does_and_how_it_ends(tmp_path: Pat
     assert "exit codes: 0 pass, 1 fail, 2 configuration error" in text
     assert "130 interrupted (Ctrl+C), 141 its output was closed (`| head`), 143 stopped (SIGTERM)" in text
     assert "--junit JUNIT" in text
+
+
+def test_a_misspelt_flag_of_draft_is_refused_by_draft_with_the_nearest_flag(tmp_path: Path) -> None:
+    done = convy("draft", "chats.jsonl", "--claims", "c", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: convy draft ")
+    assert "--claims is not a flag of convy draft: did you mean --claim?" in done.stderr

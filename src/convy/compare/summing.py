@@ -207,6 +207,7 @@ class ScenarioCount(msgspec.Struct):
             fingerprint=entry.fingerprint,
             file=entry.file,
             line=entry.line,
+            source=entry.source,
             attempts=self.attempts,
             tally=tally,
             rate=tally.rate(),

@@ -162,6 +162,39 @@ class Check(Declared, frozen=True, kw_only=True):
         return part
 
 
+class DraftedFrom(Declared, frozen=True, kw_only=True):
+    """Where a scenario was drafted from (`convy draft`, `convy redteam --keep`): a recording's
+    `file` or `url`, or a convy `run` folder; the `trace` and `session` of the conversation there,
+    and its `index` among that source's conversations (a run's attempt index). Empty: written by
+    hand."""
+
+    file: str = ""
+    url: str = ""
+    run: str = ""
+    trace: str = ""
+    session: str = ""
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        if self.index < 0:
+            raise ValueError("`source.index` must be 0 or more")
+        if sum(bool(where) for where in (self.file, self.url, self.run)) > 1:
+            raise ValueError("`source` names more than one of `file`, `url` and `run`: keep one")
+
+    def text(self) -> str:
+        """`traces.jsonl, trace 4bf9…, session s-1, #2`; "" for a scenario written by hand."""
+        where = self.file or self.url or self.run
+        if not where and not self.trace and not self.session:
+            return ""
+        parts = [where] if where else []
+        if self.trace:
+            parts.append(f"trace {self.trace}")
+        if self.session:
+            parts.append(f"session {self.session}")
+        parts.append(f"#{self.index}")
+        return ", ".join(parts)
+
+
 class Scenario(Declared, frozen=True, kw_only=True):
     """One scenario: the simulated user's brief and an optional opening or script of user turns,
     then the claims to judge and the checks to make. Without a brief, the script alone is the
@@ -175,6 +208,8 @@ class Scenario(Declared, frozen=True, kw_only=True):
     turns: tuple[str, ...] = ()
     max_turns: int = 0
     tags: tuple[str, ...] = ()
+    source: DraftedFrom = DraftedFrom()
+    """Where the scenario was drafted from (shown in the report); it plays no part in the dialogue."""
 
     def __post_init__(self) -> None:
         if not self.user.strip() and not self.turns and not self.opening.strip():
