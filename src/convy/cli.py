@@ -11,22 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convy import (
-    SETTING_NAMES,
-    CommandLine,
-    ConfigurationError,
-    ExitCodes,
-    Flags,
-    Sources,
-    Startup,
-    Subcommand,
-    Untrusted,
-)
+from convy import SETTING_NAMES, ConfigurationError, Flags, Sources
 from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
 from convy.command.drafting import MODEL as DRAFT
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
+from convy.tools import CommandLine, ExitCodes, Startup, Subcommand, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 EXIT_CLOSED = 141

@@ -8,7 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
-from convy import Calibration, Project, Sources
+from convy import Project, Sources
+from convy.labels import Calibration
 from tests.engine.test_calibrate import (
     ATTEMPTS,
     CLEAR,

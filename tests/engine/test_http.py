@@ -650,13 +650,13 @@ def test_a_run_over_https_pays_a_handshake_for_each_conversation_at_once_not_for
             model = OpenAiModel(url=models_url, key="k", name="m", client=client)
             models = Models(user=model, judge=model)
             run = Run.planned(
-                tmp_path / "run",
-                "agent",
-                (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
-                8,
-                models,
-                Limits(concurrency=2, turn_timeout=5.0),
-                Provenance(),
+                folder=tmp_path / "run",
+                agent="agent",
+                declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
+                repeat=8,
+                models=models,
+                limits=Limits(concurrency=2, turn_timeout=5.0),
+                provenance=Provenance(),
             )
             return await run.play(agent, models, MemoryJournal())
 

@@ -246,7 +246,15 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
             async with httpx.AsyncClient() as client:
                 model = OpenAiModel(url=models_server.url, key="k", name="m", client=client)
                 models = Models(user=model, judge=model)
-                run = Run.planned(tmp_path / "run", "agent", declared, 3, models, Limits(), Provenance())
+                run = Run.planned(
+                    folder=tmp_path / "run",
+                    agent="agent",
+                    declarations=declared,
+                    repeat=3,
+                    models=models,
+                    limits=Limits(),
+                    provenance=Provenance(),
+                )
                 return await run.playing(FakeAgent(), models, watch)
 
         outcomes = asyncio.run(play())

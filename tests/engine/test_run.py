@@ -48,13 +48,13 @@ def played(
             model = OpenAiModel(url=models_url, key="k", name="m", client=client)
             models = Models(user=model, judge=model)
             run = Run.planned(
-                tmp_path / "run",
-                "agent",
-                (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
-                attempts,
-                models,
-                limits,
-                Provenance(),
+                folder=tmp_path / "run",
+                agent="agent",
+                declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
+                repeat=attempts,
+                models=models,
+                limits=limits,
+                provenance=Provenance(),
             )
             await run.play(agent, models, _Nothing())
             assert run.journal.header().status == "finished"
@@ -147,13 +147,13 @@ def test_a_judge_that_answers_badly_leaves_the_attempt_without_verdict(tmp_path:
             async with httpx.AsyncClient() as client:
                 model = OpenAiModel(url=models.url, key="", name="m", client=client)
                 run = Run.planned(
-                    tmp_path / "run",
-                    "agent",
-                    (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(2,)),),
-                    3,
-                    Models(user=model, judge=model),
-                    Limits(concurrency=1),
-                    Provenance(),
+                    folder=tmp_path / "run",
+                    agent="agent",
+                    declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(2,)),),
+                    repeat=3,
+                    models=Models(user=model, judge=model),
+                    limits=Limits(concurrency=1),
+                    provenance=Provenance(),
                 )
                 await run.play(
                     JsonAgent(spec, 5.0, spec.tls.context(tmp_path)),

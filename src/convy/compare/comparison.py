@@ -1,4 +1,4 @@
-"""How a run compares with its baseline (DESIGN §13.2), scenario by scenario and as a whole: each
+"""How a run compares with its baseline (see docs/gate.md), scenario by scenario and as a whole: each
 scenario's status with its one-sided Fisher p-value, whether the overall change is real, the drop in
 pass rate, and the deltas of times and tokens.
 

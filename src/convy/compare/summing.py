@@ -18,7 +18,7 @@ from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.store.runfile import ScenarioEntry
 
 PARTIES: tuple[str, ...] = ("agent", "user model", "judge", "busy", "convy")
-"""Whose an attempt that did not hold is, in the order the comment lists them (DESIGN §13.2):
+"""Whose an attempt that did not hold is, in the order the comment lists them (see docs/gate.md):
 the agent (claims failed, or it failed), the simulated user's model, the judge, a service busy
 beyond patience; `convy` for convy's own bug in one attempt."""
 NO_VERDICT_PARTIES: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Calibrating the judge against a project's labels (DESIGN §15.1): today's judge decides every
+"""Calibrating the judge against a project's labels (see docs/labels.md): today's judge decides every
 labelled transcript's claims (judge calls only), a decision reused from an earlier calibration
 with the same fingerprint, transcript and claims, and its decisions are set against the person's.
 What the files of results/calibration/<id>/ hold is in calibrated.py."""
@@ -23,6 +23,7 @@ from convy.conduct.calibrated import (
     Disagreement,
     JudgeFingerprint,
 )
+from convy.conduct.demorun import PROJECT
 from convy.conduct.run import RunId
 from convy.errors import ConfigurationError
 from convy.play.busy import Busy, GaveUp
@@ -39,7 +40,7 @@ from convy.project.scenario import Claim
 FOLDER = "calibration"
 """Where calibrations go, under the project's results folder."""
 
-DEMO = (Path(__file__).resolve().parents[1] / "demo" / "project").resolve()
+DEMO = PROJECT
 """The bundled demo's project: its judge's origin is `demo`, whatever port its server was given, so
 a second demo run reuses the first one's calibration."""
 

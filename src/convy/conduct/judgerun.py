@@ -1,4 +1,4 @@
-"""Every run calibrates (DESIGN §15.1): with labels (setting `labels`, `none` off), today's judge
+"""Every run calibrates (decision 42): with labels (setting `labels`, `none` off), today's judge
 decides them before the first attempt, reusing decisions of every calibration.jsonl of the project
 (results/calibration/<id>/, earlier run folders) and of the baseline's folder; the run folder gets
 calibration.jsonl and run.json `calibration`."""

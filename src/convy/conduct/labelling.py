@@ -1,4 +1,4 @@
-"""Labelling a run's judged attempts (DESIGN §15.1, `convy label`): the run read from its folder or
+"""Labelling a run's judged attempts (`convy label`; see docs/labels.md): the run read from its folder or
 its artifact zip, its judged attempts drawn in an order seeded by the run id (those with a failing
 claim first when asked), and each answer written to the labels file as it is given."""
 

@@ -65,6 +65,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def planned(
         cls,
+        *,
         folder: Path,
         agent: str,
         declarations: tuple[Declaration, ...],

@@ -83,20 +83,20 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         async with clients.client() as client:
             models = Assembly(self.project).models(client, self.declarations)
             run = Run.planned(
-                self.folder,
-                self.name,
-                self.declarations,
-                settings.repeat,
-                models,
-                self.limits(),
-                provenance,
-                self.left_out,
-                self.part,
-                settings.max_repeat,
-                settings.replay,
-                settings.votes(),
-                settings.vote_temperature,
-                settings.min_pass_rate > 0,
+                folder=self.folder,
+                agent=self.name,
+                declarations=self.declarations,
+                repeat=settings.repeat,
+                models=models,
+                limits=self.limits(),
+                provenance=provenance,
+                left_out=self.left_out,
+                part=self.part,
+                max_repeat=settings.max_repeat,
+                replay=settings.replay,
+                votes=settings.votes(),
+                vote_temperature=settings.vote_temperature,
+                floored=settings.min_pass_rate > 0,
             )
             book = PriceBook(settings.price_table())
             pricing = RunPrices(self.project, models, self.agent).pricing(book)

@@ -226,7 +226,7 @@ class Figures(msgspec.Struct, frozen=True):
         return f"judge ({claim.split}): {reason}" if claim.split else f"judge: {reason}"
 
     def attention(self) -> tuple[ScenarioChange, ...]:
-        """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without
+        """The scenarios that need attention: with a baseline the regressions (see docs/gate.md), without
         one the scenarios with failed claims."""
         if self.decision.verdict != "pass":
             return self.decision.failed_first(self.comparison)

@@ -26,7 +26,7 @@ from convy.play.wire.reading import NOTHING_AT
 from convy.words import Plural, Shortened
 
 FIRST = 5
-"""How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
+"""How many of the first attempts to end fail-fast looks at (see docs/gate.md)."""
 
 
 class Journal(Protocol):
@@ -53,7 +53,7 @@ class Halt(Protocol):
 
 
 class Mistake(msgspec.Struct, frozen=True):
-    """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
+    """An attempt that ended on a setup mistake (decision 37): the agent could not be reached or
     refused the request as such (`not_delivered`), its answer path found nothing in its answer (a
     wrong `agent-answer`: every attempt would fail so), a model refused its key (HTTP 401 or 403),
     or a model could not be reached (refused, a name not resolved, TLS failed).
@@ -96,7 +96,7 @@ class Mistake(msgspec.Struct, frozen=True):
 
 
 class FailFast:
-    """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
+    """Fail-fast (see docs/gate.md): when the first `first` attempts to end (all of them, if the run has
     fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
     `first` 0 turns that rule off. With `mistakes`, a setup mistake (Mistake) stops the run at the
@@ -104,7 +104,7 @@ class FailFast:
     model key's refusal, or a model not reached, at any time); `FailFast(0, mistakes=False)` never
     stops (`fail-fast: false`).
 
-    Whatever it stops, the run's first agent request goes alone (DESIGN §15.2): the first attempt
+    Whatever it stops, the run's first agent request goes alone (decision 37): the first attempt
     admitted starts at once, the others once an agent answer came back (`answered`) or an attempt
     ended, so a setup mistake plays one attempt, not one per concurrency place."""
 

@@ -1,4 +1,4 @@
-"""A project's labels (DESIGN §15.1): files `labels/*.yaml`, each a list of attempts a person
+"""A project's labels (see docs/labels.md): files `labels/*.yaml`, each a list of attempts a person
 labelled — the transcript and the person's decision on each claim — read with the line of each
 part, so every error points at its file and line, and set against the scenarios as they are now.
 

@@ -14,6 +14,7 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
+from convy.project.selection import Selection
 from convy.project.settings import Settings
 from convy.project.sources import Sources
 
@@ -46,6 +47,8 @@ class Project(msgspec.Struct, frozen=True):
     settings: Settings
     sources: Sources
     environ: Mapping[str, str]
+    selection: Selection = Selection()
+    """Which scenarios a client chose (every one the `match` setting chooses, by default)."""
 
     @property
     def root(self) -> Path:
@@ -57,7 +60,7 @@ class Project(msgspec.Struct, frozen=True):
 
     def declarations(self) -> tuple[Declaration, ...]:
         """The scenarios the run plays, in declaration order."""
-        return self.settings.matching().chosen(self.every())
+        return self.selection.chosen(self.settings.matching().chosen(self.every()))
 
     def every(self) -> tuple[Declaration, ...]:
         """Every scenario of the project, played or not."""

@@ -3,8 +3,8 @@ not trust printed with workflow commands switched off; no line carries a control
 
 It writes to the stream the composition root gives it (the process's standard output), so a test
 reads it from a StringIO. Outside GitHub Actions (a dry run on a laptop) no workflow command is
-written: a mask would print the very secret it hides, and `::group::` is noise on a terminal (DESIGN
-§14.3)."""
+written: a mask would print the very secret it hides, and `::group::` is noise on a terminal (see
+docs/action.md)."""
 
 from __future__ import annotations
 
