@@ -55,8 +55,7 @@ class Calibrating:
             if opened.demo and not arguments.labels and (Path.cwd() / "labels").is_dir():
                 labels = Path.cwd() / "labels"  # what `convy label` wrote of a demo run
             calibration = convy.labels.Calibration(project, labels)
-            err = self._console.err
-            done = calibration.done(convy.labels.CalibrationLines(lambda line: err.write(line + "\n"), False))
+            done = calibration.done(convy.labels.CalibrationLines(self.progress, False))
             self.show(done)
             folder = done.written(calibration.folder)
             self._console.out.write(
@@ -64,6 +63,10 @@ class Calibrating:
             )
             return EXIT_PASS
         return EXIT_CONFIG
+
+    def progress(self, line: str) -> None:
+        """A line of the calibration's progress, on stderr."""
+        self._console.err.write(line + "\n")
 
     def latest(self, flags: Mapping[str, object]) -> str:
         """The newest run folder of the demo's agent under `results` in a folder with no project of

@@ -44,7 +44,7 @@ class Playing:
             except convy.RunsDiffer as error:
                 raise ConfigurationError(str(baseline), str(error)) from None
             except convy.Interrupted as stopped:
-                console.err.write("\n" + KeptFolder(stopped.folder).said() + "\n")
+                console.err.write("\n" + StoppedRun(stopped.folder).said() + "\n")
                 return stopped.exit_code
             except (BrokenPipeError, ExceptionGroup) as error:
                 if isinstance(error, ExceptionGroup) and error.subgroup(BrokenPipeError) is None:
@@ -84,7 +84,7 @@ class Slow:
         self._stream.flush()
 
 
-class KeptFolder:
+class StoppedRun:
     """What a run stopped by a signal leaves to say: its folder to resume, or — stopped before the
     first attempt, while the judge was calibrated — that there is none, and where the judge's
     decisions made so far are kept for the next run."""

@@ -71,8 +71,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
         with contextlib.ExitStack() as stack:
             flags, environ = dict(self.flags), dict(self.environ)
-            demo = self.demo or DemoRun(self.resume or self.follows, flags, environ).made()
-            if demo:
+            demo_run = self.demo or DemoRun(self.resume or self.follows, flags, environ).made()
+            if demo_run:
                 demo = stack.enter_context(DemoServers())
                 environ.update(demo.environ())
                 results = self.folder.absolute() / str(self.results or flags.get("results", "results"))
@@ -83,7 +83,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
                     flags.setdefault("agent", RunJournal(resumed).header().spec.agent)
             sources = Sources(flags, environ, self.folder)
             project = Project(sources.settings(self.kind), sources, environ, self.selection)
-            yield Opened(plan=self, project=project, demo=demo)
+            yield Opened(plan=self, project=project, demo=demo_run)
 
 
 class Opened(msgspec.Struct, frozen=True, kw_only=True):

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TextIO
 
-from convy import Untrusted
+from convy.tools import Untrusted
 from convy_action.runner.outputs import Stopped, WorkflowCommand
 
 
