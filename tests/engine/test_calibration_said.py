@@ -1,5 +1,5 @@
 """A run's calibration said (the first hour): the stale decisions and the copies of a labelled
-attempt are named at file:line on stderr before it calibrates, three copies of one label count
+attempt are named at file:line with the run's progress before it calibrates, three copies of one label count
 once; a run interrupted while the judge is calibrated keeps the decisions made so far for the next
 run and says there is no folder to resume."""
 
@@ -53,15 +53,15 @@ def test_copies_count_once_and_copies_and_stale_decisions_are_named_at_their_lin
             *("--repeat", "1", "--min-labels", "1"),
             cwd=root,
         )
-    assert done.returncode in (0, 3), done.stdout + done.stderr
-    assert "convy: 3 label decisions left out of the calibration:" in done.stderr
+    assert done.returncode in (0, 3), done.stdout + done.stdout
+    assert "convy: 3 label decisions left out of the calibration:" in done.stdout
     assert (
-        "labels/set.yaml:10 answers" in done.stderr
-        and "a copy of the label at labels/set.yaml:1" in done.stderr
+        "labels/set.yaml:10 answers" in done.stdout
+        and "a copy of the label at labels/set.yaml:1" in done.stdout
     )
-    assert "labels/set.yaml:15 answers" in done.stderr, "the copy at line 6 and 11 and the stale claim"
-    assert "the claim is no longer one of the scenario's claims" in done.stderr
-    assert "calibrating the judge on 2 labelled attempts" in done.stderr
+    assert "labels/set.yaml:15 answers" in done.stdout, "the copy at line 6 and 11 and the stale claim"
+    assert "the claim is no longer one of the scenario's claims" in done.stdout
+    assert "calibrating the judge on 2 labelled attempts" in done.stdout
     [run] = (root / "results").glob("*/*/run.json")
     assert json.loads(run.read_text())["calibration"]["decisions"] == 2, "three copies count once"
 
