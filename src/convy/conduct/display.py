@@ -112,8 +112,9 @@ class Watch:
 class CalibrationLines:
     """A calibration's progress as lines `said`: the stale and copied label decisions left out,
     each at its file:line (unless `stale` is false: `convy calibrate` lists them with its figures),
-    the labelled attempts to decide, then how many are decided at each tenth of them (only for
-    FEW or more: fewer are decided in a moment)."""
+    the labelled attempts to decide, then how many are decided at each tenth of them — the count
+    only for FEW or more (fewer are decided in a moment: nothing is said of them but what was left
+    out)."""
 
     def __init__(self, said: Callable[[str], None], stale: bool = True) -> None:
         self._said = said
@@ -136,6 +137,6 @@ class CalibrationLines:
             for stale in progress.stale:
                 text = Untrusted(text=stale.claim).console(120)
                 self._said(f"  {stale.where} {stale.scenario}: {text!r}: {stale.why}")
-        if progress.total:
+        if progress.total >= FEW or (self._stale and progress.stale):
             attempts = Plural(progress.total, "labelled attempt").text()
             self._said(f"convy: calibrating the judge on {attempts}…")
