@@ -96,7 +96,10 @@ def test_no_module_level_functions_but_the_entry_points() -> None:
         (name, node.name)
         for name, tree in modules()
         for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (name, node.name) not in allowed
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (name, node.name) not in allowed
+        # pytest calls a plugin's hooks by their names in its module: each is an entry point
+        and not (name == "convy/plugin/hooks.py" and node.name.startswith("pytest_"))
     ]
     assert functions == []
 

@@ -44,6 +44,7 @@ _FACE = Face(
         "convy.project.scenario": ("Scenario",),
         "convy.project.selection": ("Selection",),
         "convy.project.document": ("Declaration",),
+        "convy.project.written": ("scenario",),
         # the agent protocol (a Python agent), and the models of the simulated user and the judge
         "convy.play.agent": (
             "Agent",
@@ -137,6 +138,7 @@ if TYPE_CHECKING:
     from convy.project.settings import Settings as Settings
     from convy.project.shard import Slice as Slice
     from convy.project.sources import Sources as Sources
+    from convy.project.written import scenario as scenario
     from convy.store.journal import NewerFormat as NewerFormat
     from convy.store.lock import RunInUse as RunInUse
     from convy.store.runfile import Provenance as Provenance

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from convy import Project, Sources
 from convy.labels import Calibration
-from tests.engine.test_calibrate import (
+from tests.servers.models import ModelServer
+from tests.support.calibration import (
     ATTEMPTS,
     CLEAR,
     NUMBER,
@@ -22,7 +23,6 @@ from tests.engine.test_calibrate import (
     project,
     written,
 )
-from tests.servers.models import ModelServer
 
 WRONG: list[tuple[str, dict[str, bool | str]]] = [
     ("Sorry to hear that.", {REFUND: True, NUMBER: True, CLEAR: "clear"}),

@@ -13,7 +13,7 @@ import pytest
 
 from convy.cli import Command
 from convy.project.commandline import CommandLine, ExitCodes
-from tests.engine.test_cli import convy
+from tests.support.command import convy
 
 EXITS = {
     "init": (0, 2),

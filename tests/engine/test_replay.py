@@ -221,7 +221,7 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
     from convy.project.document import Declaration
     from convy.project.scenario import Scenario
     from convy.store.runfile import Limits, Provenance
-    from tests.engine.test_run import _Nothing
+    from tests.support.nothing import _Nothing
 
     scenario = msgspec.convert({"name": "s", "user": "u", "claims": ["c"]}, Scenario)
     declared = (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(3,)),)

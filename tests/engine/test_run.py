@@ -23,6 +23,7 @@ from convy.project.scenario import Scenario
 from convy.store.runfile import Limits, Provenance
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.nothing import _Nothing
 
 
 def decided(request: dict[str, Any]) -> str:
@@ -62,11 +63,6 @@ def played(
 
     with ModelServer(decided) as models:
         return asyncio.run(play(models.url))
-
-
-class _Nothing:
-    def record(self, outcome: Outcome) -> None:
-        return None
 
 
 def test_a_429_with_retry_after_is_retried_and_the_agent_processes_the_message_once(tmp_path: Path) -> None:

@@ -1,1 +1,1 @@
-"""Helpers shared by tests: servers, folders and the command as a user runs it."""
+"""Helpers shared by tests: no test module imports another."""

@@ -64,11 +64,15 @@ class Project(msgspec.Struct, frozen=True):
 
     def every(self) -> tuple[Declaration, ...]:
         """Every scenario of the project, played or not."""
-        return Scenarios(self.root, self.settings.scenarios).all()
+        return Scenarios(self.root, self.settings.scenarios, optional=bool(self.selection.added)).all()
+
+    def scenario_files(self) -> tuple[Path, ...]:
+        """The project's scenario files (ConfigurationError naming `scenarios` when there is none)."""
+        return Scenarios(self.root, self.settings.scenarios).files()
 
     def left_out(self, played: tuple[Declaration, ...]) -> tuple[str, ...]:
-        """The names of the project's scenarios that `match` leaves out of the run."""
-        if not self.settings.matching().globs:
+        """The names of the project's scenarios that `match` or the selection leaves out of the run."""
+        if not self.settings.matching().globs and self.selection.whole:
             return ()
         names = {d.scenario.name for d in played}
         return tuple(d.scenario.name for d in self.every() if d.scenario.name not in names)

@@ -12,16 +12,24 @@ from convy.project.document import Declaration
 
 class Selection(msgspec.Struct, frozen=True, kw_only=True):
     """`names`: the scenarios of the project's files to play, each as `<file>::<scenario name>`
-    (`scenarios/refund.yaml::refund-after-30-days`; empty: every one); `added`: scenarios declared
-    outside the project's files, played after them in their order."""
+    (`scenarios/refund.yaml::refund-after-30-days`; empty: every one, unless `named`); `added`:
+    scenarios declared outside the project's files, played after them in their order; `named`:
+    only the `names` are played of the files' scenarios, none when there are none (the pytest
+    plugin's selection)."""
 
     names: tuple[str, ...] = ()
     added: tuple[Declaration, ...] = ()
+    named: bool = False
+
+    @property
+    def whole(self) -> bool:
+        """Whether every scenario of the project's files is chosen."""
+        return not self.names and not self.named
 
     def chosen(self, declarations: tuple[Declaration, ...]) -> tuple[Declaration, ...]:
         """The `declarations` named (all when none is), then the added ones; ConfigurationError
         naming a scenario that is not among them, or a name used twice."""
-        if self.names:
+        if self.names or self.named:
             keys = {f"{d.file}::{d.scenario.name}": d for d in declarations}
             for name in self.names:
                 if name not in keys:
