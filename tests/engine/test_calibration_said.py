@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
-from tests.support.firsthour import convy
+from tests.support.command import convy
 
 CLAIM = "The agent answers."
 VERDICT = json.dumps({"decisions": [{"pass": True, "reason": "said"}]})

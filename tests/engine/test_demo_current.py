@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.firsthour import convy
+from tests.support.command import convy
 
 
 def cost(text: str) -> str:

@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.firsthour import convy, one_run
+from tests.support.command import convy
+from tests.support.command import only_run as one_run
 
 
 def test_follow_ups_of_a_demo_run_find_the_demo_project(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from convy.demo.localserver import LocalServer
-from tests.support.firsthour import convy, one_run
+from tests.support.command import convy
+from tests.support.command import only_run as one_run
 
 Triple = tuple[int, dict[str, str], bytes]
 JSON = {"Content-Type": "application/json"}

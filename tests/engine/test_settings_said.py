@@ -9,7 +9,7 @@ from pathlib import Path
 
 from convy_action.action import Action
 from convy_action.github.retries import Retries
-from tests.support.firsthour import convy
+from tests.support.command import convy
 
 STRAY = "`CONVY_MIN_PASS` is not a setting: did you mean `CONVY_MIN_PASS_RATE`?"
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)

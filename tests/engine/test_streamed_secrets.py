@@ -13,7 +13,9 @@ import pytest
 from convy_action.action import Action
 from convy_action.github.retries import Retries
 from tests.servers.agents import AgentServer
-from tests.support.firsthour import attempts, convy, one_run
+from tests.support.command import convy
+from tests.support.command import lines as attempts
+from tests.support.command import only_run as one_run
 
 TOKEN = "tok-3f9a-very-secret-agent-token"
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)

@@ -19,7 +19,10 @@ from convy.play.rate import Pace
 from tests.clock import VirtualTime
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
-from tests.support.firsthour import attempts, closed_port, convy, one_run
+from tests.support.command import convy
+from tests.support.command import lines as attempts
+from tests.support.command import only_run as one_run
+from tests.support.setup_project import closed_port
 
 VERDICT = json.dumps({"decisions": [{"pass": True, "reason": "it helped"}]})
 

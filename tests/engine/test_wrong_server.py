@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.servers.agents import AgentServer
-from tests.support.firsthour import convy
+from tests.support.command import convy
 
 
 @pytest.mark.parametrize(
