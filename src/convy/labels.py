@@ -14,6 +14,7 @@ _FACE = Face(
         "convy.conduct.labelling": ("LabelDraw", "LabelName", "LabelSink", "LabelledRun", "Unlabelled"),
         # the judge measured against them
         "convy.conduct.calibration": ("Calibration",),
+        "convy.conduct.display": ("CalibrationLines",),
         "convy.conduct.calibrated": ("Calibrated", "CalibrationFile", "ClaimFigures", "JudgeFingerprint"),
         "convy.draw.judgeline": ("KappaText",),
     },
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from convy.conduct.calibrated import ClaimFigures as ClaimFigures
     from convy.conduct.calibrated import JudgeFingerprint as JudgeFingerprint
     from convy.conduct.calibration import Calibration as Calibration
+    from convy.conduct.display import CalibrationLines as CalibrationLines
     from convy.conduct.labelling import LabelDraw as LabelDraw
     from convy.conduct.labelling import LabelledRun as LabelledRun
     from convy.conduct.labelling import LabelName as LabelName

@@ -24,6 +24,7 @@ from convy_action.runner.inputs import Inputs, Masks
 from convy_action.runner.log import Log
 from convy_action.runner.outputs import WorkflowCommand
 from convy_action.runner.settings import ActionSettings
+from convy_action.runner.summary import JobSummary
 
 EXIT_CONFIG = 2
 
@@ -79,6 +80,7 @@ class Action:
         with plan.opened() as opened, contextlib.ExitStack() as stack:
             settings = opened.settings(ActionSettings)
             context = Context(self._environ, self._folder)
+            self.strays(inputs.sources(flags).strays(ActionSettings), context)
             if not settings.dry_run:
                 context.check()
             client = stack.enter_context(httpx.Client(timeout=30.0))
@@ -93,3 +95,11 @@ class Action:
                 log=self._log,
             )
             return Jobs(kit).chosen().exit_code()
+
+    def strays(self, said: tuple[str, ...], context: Context) -> None:
+        """Each `CONVY_*` variable that names no setting, warned about in the log and the step's
+        summary (a misspelt one would otherwise be ignored without a word)."""
+        for stray in said:
+            self._log.warning(stray)
+        if said and context.step_summary:
+            JobSummary(Path(context.step_summary)).append("\n".join(f"- **Warning:** {s}" for s in said))

@@ -45,12 +45,17 @@ class Calibrating:
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         flags = Flags(JUDGE).given(arguments)
-        plan = convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ, demo=arguments.demo)
+        follows = "" if (Path.cwd() / "scenarios").exists() else self.latest(flags)
+        plan = convy.Plan(
+            folder=Path.cwd(), flags=flags, environ=self._environ, demo=arguments.demo, follows=follows
+        )
         with plan.opened() as opened:
             project = opened.project
             labels = Path(arguments.labels).resolve() if arguments.labels else project.root / "labels"
+            if opened.demo and not arguments.labels and (Path.cwd() / "labels").is_dir():
+                labels = Path.cwd() / "labels"  # what `convy label` wrote of a demo run
             calibration = convy.labels.Calibration(project, labels)
-            done = calibration.done()
+            done = calibration.done(convy.labels.CalibrationLines(self.progress, False))
             self.show(done)
             folder = done.written(calibration.folder)
             self._console.out.write(
@@ -58,6 +63,18 @@ class Calibrating:
             )
             return EXIT_PASS
         return EXIT_CONFIG
+
+    def progress(self, line: str) -> None:
+        """A line of the calibration's progress, on stderr."""
+        self._console.err.write(line + "\n")
+
+    def latest(self, flags: Mapping[str, object]) -> str:
+        """The newest run folder of the demo's agent under `results` in a folder with no project of
+        its own (no scenarios): calibrating after `convy run --demo` calibrates the demo's judge."""
+        runs = sorted(
+            path for path in (Path.cwd() / str(flags.get("results", "results")) / "support").glob("*")
+        )
+        return str(runs[-1]) if runs else ""
 
     def votes(self, judge: convy.labels.JudgeFingerprint) -> str:
         """How the judge votes: `1 vote`, `3 votes at temperature 1`, `votes: failing`."""

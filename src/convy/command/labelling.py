@@ -41,19 +41,20 @@ class Labelling:
                 "stdin",
                 "is not a terminal: convy label asks a person, one claim at a time (run it in a terminal)",
             )
-        plan = convy.Plan(folder=Path.cwd(), flags=Flags(PROJECT).given(arguments), environ=self._environ)
+        flags = Flags(PROJECT).given(arguments)
+        plan = convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ, follows=str(arguments.run))
         with plan.opened() as opened:
             project = opened.project
+            # a demo run's labels go to the current folder, never into the installed demo
+            written = Path.cwd() if opened.demo else project.root
         claims = {d.scenario.name: d.scenario.claims for d in project.every()}
         with tempfile.TemporaryDirectory(prefix="convy-label-") as scratch:
             run, name = convy.labels.LabelledRun(Path(arguments.run)).read(Path(scratch) / "run")
             draw = convy.labels.LabelDraw(run=run, id=name, claims=claims, failing=arguments.failing)
             target = (
-                Path(arguments.to)
-                if arguments.to
-                else project.root / "labels" / convy.labels.LabelName(name).file
+                Path(arguments.to) if arguments.to else written / "labels" / convy.labels.LabelName(name).file
             )
-            sink = convy.labels.LabelSink(target.resolve(), project.root)
+            sink = convy.labels.LabelSink(target.absolute(), written)
             asked = draw.drawn(arguments.count, sink.kept())
             out = self._console.out
             out.write(

@@ -14,6 +14,7 @@ from typing import TextIO
 import convy
 from convy import SETTING_NAMES, ConfigurationError, Flags
 from convy.command.console import Console
+from convy.tools import Plural
 
 EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
 
@@ -43,10 +44,7 @@ class Playing:
             except convy.RunsDiffer as error:
                 raise ConfigurationError(str(baseline), str(error)) from None
             except convy.Interrupted as stopped:
-                console.err.write(
-                    "\nconvy: interrupted; the run folder is kept: finish it with "
-                    f"`convy resume {stopped.folder}`\n"
-                )
+                console.err.write("\n" + StoppedRun(stopped.folder).said() + "\n")
                 return stopped.exit_code
             except (BrokenPipeError, ExceptionGroup) as error:
                 if isinstance(error, ExceptionGroup) and error.subgroup(BrokenPipeError) is None:
@@ -84,3 +82,25 @@ class Slow:
     def say(self) -> None:
         self._stream.write(self._line + "\n")
         self._stream.flush()
+
+
+class StoppedRun:
+    """What a run stopped by a signal leaves to say: its folder to resume, or — stopped before the
+    first attempt, while the judge was calibrated — that there is none, and where the judge's
+    decisions made so far are kept for the next run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def said(self) -> str:
+        if (self.folder / "run.json").exists():
+            return f"convy: interrupted; the run folder is kept: finish it with `convy resume {self.folder}`"
+        lines = self.folder / "calibration.jsonl"
+        kept = len(lines.read_bytes().splitlines()) if lines.exists() else 0
+        if not kept:
+            return "convy: interrupted before the first attempt; there is no run to resume"
+        return (
+            "convy: interrupted while the judge was calibrated, before the first attempt; there is no "
+            f"run to resume: {Plural(kept, 'decision').text()} of the judge on the labels are kept in "
+            f"{lines} and the next run reuses them"
+        )

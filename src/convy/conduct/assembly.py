@@ -13,11 +13,13 @@ import yaml
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, PythonAgent
-from convy.play.model import Inline, Models, OpenAiModel
+from convy.play.inline import Inline
+from convy.play.model import Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, HeaderName, Shown
+from convy.project.choices import Choices
 from convy.project.document import LOADER, TAB, Declaration, Lines, YamlTab
 from convy.project.project import Project, PythonFile
 from convy.project.settings import Settings
@@ -34,6 +36,7 @@ class AgentFileError(msgspec.Struct, frozen=True):
         backticks) as a ConfigurationError at `file:line`."""
         said, _, at = str(error).partition(" - at `")
         path = at.removesuffix("`") or "$"
+        said = Choices(AgentSpec, path).said(said)
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", said)
         named = re.match(r"`([A-Za-z_-]+)`", said)
         if unknown is not None:
@@ -304,6 +307,7 @@ class Assembly(msgspec.Struct, frozen=True):
             client=client,
             max_tokens=settings.judge_max_tokens,
             temperature=0.0,
+            setting="judge-url" if settings.judge_url else "model-url",
         )
         panel = settings.panel()
         members = tuple(
@@ -314,6 +318,7 @@ class Assembly(msgspec.Struct, frozen=True):
                 client=client,
                 max_tokens=settings.judge_max_tokens,
                 temperature=0.0,
+                setting=f"judge-panel's member `{member.model}` (its url)",
             )
             for member, key in zip(panel.members, panel.keys(), strict=True)
         )

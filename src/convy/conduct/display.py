@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TextIO
 
 from convy.compare.comparison import NoBaseline
+from convy.conduct.calibration import CalibrationProgress
 from convy.conduct.prefetch import Ahead, Prefetch
 from convy.conduct.run import Run
 from convy.conduct.stages import Staging
@@ -19,6 +21,11 @@ from convy.draw.untrusted import Untrusted
 from convy.play.bench import Journal
 from convy.store.runs import StoredRun
 from convy.words import Plural
+
+STEPS = 10
+"""How many times a calibration's count is said while it goes (and once at its end)."""
+FEW = 100
+"""Fewer labelled attempts than this are decided without a count: in a moment."""
 
 
 class Display(Protocol):
@@ -73,6 +80,8 @@ class Watch:
     def __init__(self, display: Display, baseline: StoredRun | NoBaseline) -> None:
         self._display = display
         self._baseline = baseline
+        self.calibrating = CalibrationLines(display.said)
+        """The judge's calibration before the first attempt, said on the display."""
         self._shown: list[Ahead] = []
         self._printed: list[Printed] = []
 
@@ -98,3 +107,36 @@ class Watch:
         while not self._printed:
             await asyncio.sleep(0.05)
         await self._printed[0].ticking()
+
+
+class CalibrationLines:
+    """A calibration's progress as lines `said`: the stale and copied label decisions left out,
+    each at its file:line (unless `stale` is false: `convy calibrate` lists them with its figures),
+    the labelled attempts to decide, then how many are decided at each tenth of them — the count
+    only for FEW or more (fewer are decided in a moment: nothing is said of them but what was left
+    out)."""
+
+    def __init__(self, said: Callable[[str], None], stale: bool = True) -> None:
+        self._said = said
+        self._stale = stale
+        self._step = 0
+
+    def __call__(self, progress: CalibrationProgress) -> None:
+        if progress.line is None:
+            self.started(progress)
+            return
+        step = progress.done * STEPS // max(1, progress.total)
+        if progress.total >= FEW and (step > self._step or progress.done == progress.total):
+            self._step = step
+            self._said(f"convy: calibrating the judge: {progress.done:,} of {progress.total:,} decided")
+
+    def started(self, progress: CalibrationProgress) -> None:
+        if self._stale and progress.stale:
+            left = Plural(len(progress.stale), "label decision").text()
+            self._said(f"convy: {left} left out of the calibration:")
+            for stale in progress.stale:
+                text = Untrusted(text=stale.claim).console(120)
+                self._said(f"  {stale.where} {stale.scenario}: {text!r}: {stale.why}")
+        if progress.total >= FEW or (self._stale and progress.stale):
+            attempts = Plural(progress.total, "labelled attempt").text()
+            self._said(f"convy: calibrating the judge on {attempts}…")

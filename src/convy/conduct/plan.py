@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
+from convy.conduct.demorun import DemoRun
 from convy.conduct.ready import Ready, Reviewing
 from convy.conduct.session import Session
 from convy.project.project import Project
@@ -45,8 +46,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     and the `${VAR}` of agent files); `kind`: the Settings class to read (a program's extension of
     it); `demo`: play the bundled example against the demo's own agent and models, started for the
     run (its run folders go to `results`, relative to `folder`; empty: the `results` flag, else
-    `results`); `resume`: a run folder to finish instead of starting a new one (its agent played
-    unless `agent-url` is given); `selection`: which scenarios to play (all by default). A plan plays
+    `results`) — and so does a `resume` or `follows` that is a demo run, no project named; `resume`:
+    a run folder to finish instead of starting a new one (its agent played unless `agent-url` is
+    given); `selection`: which scenarios to play (all by default). A plan plays
     one agent: a project with several names it in `flags` (`{"agent": "shop"}`), one plan each."""
 
     folder: Path = Path()
@@ -57,6 +59,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     results: str = ""
     resume: str = ""
     selection: Selection = Selection()
+    follows: str = ""
+    """A run folder the client follows up on (`convy label RUN`): like `resume`, a run of the demo's
+    makes this a demo plan when no project is named."""
 
     @contextlib.contextmanager
     def opened(self) -> Iterator[Opened]:
@@ -66,7 +71,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
         with contextlib.ExitStack() as stack:
             flags, environ = dict(self.flags), dict(self.environ)
-            if self.demo:
+            demo_run = self.demo or DemoRun(self.resume or self.follows, flags, environ).made()
+            if demo_run:
                 demo = stack.enter_context(DemoServers())
                 environ.update(demo.environ())
                 results = self.folder.absolute() / str(self.results or flags.get("results", "results"))
@@ -77,7 +83,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
                     flags.setdefault("agent", RunJournal(resumed).header().spec.agent)
             sources = Sources(flags, environ, self.folder)
             project = Project(sources.settings(self.kind), sources, environ, self.selection)
-            yield Opened(plan=self, project=project)
+            yield Opened(plan=self, project=project, demo=demo_run)
 
 
 class Opened(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +91,8 @@ class Opened(msgspec.Struct, frozen=True, kw_only=True):
 
     plan: Plan
     project: Project
+    demo: bool = False
+    """Whether it plays the demo: asked for, or a follow-up of a demo run."""
 
     def settings(self, kind: type[S]) -> S:
         """The settings read, as the `kind` the plan asked for."""

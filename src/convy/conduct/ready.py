@@ -154,6 +154,6 @@ class Ready(msgspec.Struct, frozen=True):
         with stop.installed(task):
             ticker = asyncio.get_running_loop().create_task(watch.ticking())
             try:
-                return await self.prepared.play(provenance, watch, baseline)
+                return await self.prepared.play(provenance, watch, baseline, watch.calibrating)
             finally:
                 ticker.cancel()

@@ -98,7 +98,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         )
         shard = Shard() if part.whole else Shard(index=part.index, count=part.count, scenarios=entries)
         played = part.chosen(entries)
-        others = tuple(entry.name for entry in entries if entry not in played)
+        chosen = {entry.name for entry in played}
+        others = tuple(entry.name for entry in entries if entry.name not in chosen)
         spec = RunSpec(
             agent=agent,
             scenarios=played,
