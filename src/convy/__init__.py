@@ -43,6 +43,7 @@ _HOMES = {
     "GateDecision": "convy.compare.gate",
     "Index": "convy.draw.report",
     "Judge": "convy.play.dialog",
+    "KeptAttacks": "convy.conduct.kept",
     "LabelDraw": "convy.conduct.labelling",
     "LabelName": "convy.conduct.labelling",
     "LabelSink": "convy.conduct.labelling",
@@ -68,6 +69,7 @@ _HOMES = {
     "Provenance": "convy.store.runfile",
     "Rate": "convy.compare.statistics",
     "ReceiverRefused": "convy.store.otlp",
+    "RedTeam": "convy.conduct.redteam",
     "Reply": "convy.play.model",
     "Report": "convy.draw.report",
     "Review": "convy.conduct.review",
@@ -107,6 +109,7 @@ _HOMES = {
     "Unlabelled": "convy.conduct.labelling",
     "Untrusted": "convy.draw.untrusted",
     "Usage": "convy.play.agent",
+    "Written": "convy.conduct.redteam",
 }
 """Where each public name lives: a module, or `module:attribute` for a name it has there."""
 
@@ -138,6 +141,7 @@ __all__ = [
     "Flags",
     "GateDecision",
     "Index",
+    "KeptAttacks",
     "Judge",
     "JudgeFingerprint",
     "LabelDraw",
@@ -165,6 +169,7 @@ __all__ = [
     "Provenance",
     "Rate",
     "ReceiverRefused",
+    "RedTeam",
     "Reply",
     "Report",
     "Review",
@@ -204,6 +209,7 @@ __all__ = [
     "Unlabelled",
     "Untrusted",
     "Usage",
+    "Written",
 ]
 
 if TYPE_CHECKING:
@@ -214,8 +220,10 @@ if TYPE_CHECKING:
     from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures, JudgeFingerprint
     from convy.conduct.calibration import Calibration
     from convy.conduct.estimate import Estimating
+    from convy.conduct.kept import KeptAttacks
     from convy.conduct.labelling import LabelDraw, LabelledRun, LabelName, LabelSink, Unlabelled
     from convy.conduct.prefetch import Ahead, Prefetch
+    from convy.conduct.redteam import RedTeam, Written
     from convy.conduct.review import Review, Reviewed
     from convy.conduct.run import Run, RunId
     from convy.conduct.session import Prepared, Session

@@ -1,6 +1,6 @@
-"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label — the
-only place that prints and picks exit codes. It uses the engine through its public names, as any program built
-on it would; what each subcommand does is in convy.command."""
+"""The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label,
+redteam — the only place that prints and picks exit codes. It uses the engine through its public names, as
+any program built on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
+from convy.command.redteaming import PROJECT as REDTEAM
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 EXIT_CLOSED = 141
@@ -195,6 +196,35 @@ class Command:
             "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
         )
         Flags(LABEL).add_to(label)
+        redteam = command(
+            "redteam",
+            "write attack scenarios from the red-team catalogue, or keep a run's successful attacks",
+            "Write attack scenarios from the catalogue shipped with convy (prompt-injection, "
+            "sensitive-disclosure, excessive-agency, system-prompt-leak, misinformation, off-topic) for "
+            "an agent whose purpose is --purpose: the same files for the same --seed, no model asked. "
+            "With --keep RUN, write each attempt of RUN whose attack succeeded as a scripted scenario "
+            "(the attacker's messages as its turns) that replays with no user model. A file that is "
+            "there already is left as it is.",
+            WRITE_EXITS,
+        )
+        redteam.add_argument("--purpose", default=None, metavar="TEXT", help="what the agent is for")
+        redteam.add_argument(
+            "--categories", default="", metavar="A,B", help="the catalogue's categories (default: all)"
+        )
+        redteam.add_argument(
+            "--per-category", type=int, default=3, metavar="N", help="scenarios per category (default 3)"
+        )
+        redteam.add_argument("--seed", type=int, default=0, metavar="S", help="the draw's seed (default 0)")
+        redteam.add_argument(
+            "--to",
+            default="",
+            metavar="DIR",
+            help="where to write (default: scenarios/attacks, or scenarios/kept with --keep)",
+        )
+        redteam.add_argument(
+            "--keep", default="", metavar="RUN", help="a run folder whose successful attacks to keep"
+        )
+        Flags(REDTEAM).add_to(redteam)
         return parser
 
     def exit_code(self) -> int:
@@ -238,6 +268,10 @@ class Command:
                 from convy.command.labelling import Labelling
 
                 return Labelling(self._console, self._environ).exit_code(arguments)
+            case "redteam":
+                from convy.command.redteaming import Redteaming
+
+                return Redteaming(self._console, self._environ).exit_code(arguments)
         return EXIT_CONFIG
 
 

@@ -91,6 +91,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 claim_lines=d.claim_lines,
                 dialogue=d.scenario.dialogue(),
                 criteria=d.scenario.criteria(),
+                category=d.scenario.attack.category,
             )
             for d in declarations
         )

@@ -14,6 +14,7 @@ from pathlib import PurePath
 
 import msgspec
 
+from convy.compare.attacks import AttackChange, Attacked
 from convy.compare.comparison import STATUSES, Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
 from convy.compare.parts import ScenarioSummary
@@ -94,7 +95,14 @@ class Report(msgspec.Struct, frozen=True):
                 headline=GateShown(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
-                grids=(self.grid(), run.parties(), *judge.grids()),
+                grids=(
+                    self.grid(),
+                    *AttackGrid(
+                        tuple(AttackChange(now=a, baseline=Attacked(category=a.category)) for a in s.attacks)
+                    ).grids(),
+                    run.parties(),
+                    *judge.grids(),
+                ),
                 windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
@@ -167,8 +175,45 @@ class Report(msgspec.Struct, frozen=True):
                 Cell(text=c.cost.text()),
             ),
             status=result.status(),
-            search=f"{c.name} {c.file} {result.label()} {claims}",
+            search=f"{c.name} {c.file} {c.category} {result.label()} {claims}",
             anchor=Anchor(c.name).id(),
+        )
+
+
+class AttackGrid(msgspec.Struct, frozen=True):
+    """The attacks by category as a page's table: title, OWASP id, how many succeeded of those
+    played with the Wilson interval, and the baseline's figure when the page compares. No attacks:
+    no table."""
+
+    lines: tuple[AttackChange, ...]
+    compared: bool = False
+
+    def grids(self) -> tuple[Grid, ...]:
+        if not self.lines:
+            return ()
+        columns = ("Category", "OWASP", "Succeeded of played", "Share succeeded (95% interval)")
+        return (
+            Grid(
+                name="attacks",
+                title="Attacks: attempts where the agent gave way, by category",
+                columns=(*columns, "Baseline") if self.compared else columns,
+                rows=tuple(self.row(line) for line in self.lines),
+                filtered=False,
+                numeric=(2, 3),
+            ),
+        )
+
+    def row(self, line: AttackChange) -> PageRow:
+        now = line.now
+        cells = (
+            Cell(text=f"{now.title} ({now.category})" if now.title else now.category),
+            Cell(text=now.owasp or "—"),
+            Cell(text=f"{now.succeeded} of {now.played}", tone="bad" if now.succeeded else "plain"),
+            Cell(text=Percent(number=now.rate).text()),
+        )
+        return PageRow(
+            cells=(*cells, Cell(text=line.baseline.text())) if self.compared else cells,
+            search=now.category,
         )
 
 
@@ -205,7 +250,12 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 headline=GateShown(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(self.scenarios(), self.deltas(), ShownRun(summary=self.comparison.now).parties()),
+                grids=(
+                    self.scenarios(),
+                    *AttackGrid(c.attacks(), compared=isinstance(c.baseline, Summary)).grids(),
+                    self.deltas(),
+                    ShownRun(summary=self.comparison.now).parties(),
+                ),
                 sections=(changed,) if changed else (),
             )
         )

@@ -169,7 +169,9 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         with trace.carried():
             ended, decision = await self._dialogue(
                 agent,
-                pairing.user(SimulatedUser(model=user_model, scenario=self.scenario)),
+                pairing.user(
+                    SimulatedUser(model=user_model, scenario=self.scenario, max_turns=self.max_turns)
+                ),
                 conversation,
                 turns,
                 spent,

@@ -12,7 +12,7 @@ import yaml
 from yaml.reader import ReaderError
 
 from convy.errors import ConfigurationError
-from convy.project.scenario import Check, Graded, Scenario
+from convy.project.scenario import Attack, Check, Graded, Origin, Scenario
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's loader where PyYAML was built with it (its wheels are): about ten times faster than the
@@ -174,7 +174,7 @@ class Document(msgspec.Struct, frozen=True):
                     for index in range(count)
                 ),
             )
-            for scenario, path in zip(scenarios, lines.items(), strict=True)
+            for scenario, path in zip((each.armed() for each in scenarios), lines.items(), strict=True)
         )
 
     def parsed(self, text: str) -> tuple[yaml.Node, object]:
@@ -237,7 +237,15 @@ class Document(msgspec.Struct, frozen=True):
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", text)
         if unknown is not None:
             kind: type[msgspec.Struct] = (
-                Graded if ".claims[" in path else Check if ".checks[" in path else Scenario
+                Graded
+                if ".claims[" in path
+                else Check
+                if ".checks[" in path
+                else Attack
+                if path.endswith(".attack")
+                else Origin
+                if path.endswith(".source")
+                else Scenario
             )
             known = ", ".join(field.encode_name for field in msgspec.structs.fields(kind))
             return ConfigurationError(

@@ -15,8 +15,8 @@ from convy.project.document import Declaration, Document
 
 class Scenarios(msgspec.Struct, frozen=True):
     """The scenarios of a project. `pattern` (the `scenarios` setting) is relative to the project: a
-    folder, whose `*.yaml` and `*.yml` files are read (not its subfolders), or a glob of files
-    (`scenarios/**/*.yaml`, `checks/refund.yaml`)."""
+    folder, whose `*.yaml` and `*.yml` files are read with its subfolders' (`scenarios/attacks/`),
+    or a glob of files (`scenarios/**/*.yaml`, `checks/refund.yaml`)."""
 
     project: Path
     pattern: str = "scenarios"
@@ -26,7 +26,7 @@ class Scenarios(msgspec.Struct, frozen=True):
         is none."""
         folder = self.project / self.pattern
         if folder.is_dir():
-            found = [*folder.glob("*.yaml"), *folder.glob("*.yml")]
+            found = [*folder.rglob("*.yaml"), *folder.rglob("*.yml")]
         else:
             names = glob.glob(self.pattern, root_dir=self.project, recursive=True)
             found = [self.project / name for name in names]
