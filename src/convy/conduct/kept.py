@@ -23,18 +23,6 @@ class Won(msgspec.Struct, frozen=True):
     outcome: Outcome
     scenario: Scenario
 
-    @staticmethod
-    def succeeded(outcome: Outcome) -> bool:
-        """Whether the attempt did not hold with a dialogue to replay: a verdict against the agent,
-        or the agent failing once it had been reached."""
-        match outcome.decision:
-            case Verdict(holds=holds):
-                return not holds and bool(outcome.turns)
-            case Failed(reason=reason):
-                return reason != "not_delivered" and bool(outcome.turns)
-            case _:
-                return False
-
     def scenario_text(self, run: str) -> Drafted:
         scenario, outcome = self.scenario, self.outcome
         name = f"{scenario.name}-kept-{run}-{outcome.index + 1}"
@@ -82,8 +70,19 @@ class KeptAttacks(msgspec.Struct, frozen=True):
             scenario = declared.get(outcome.scenario)
             if scenario is None or not scenario.attack or scenario.source.run:
                 continue
-            if Won.succeeded(outcome):
+            if self.succeeded(outcome):
                 yield Won(outcome=outcome, scenario=scenario)
+
+    def succeeded(self, outcome: Outcome) -> bool:
+        """Whether the attempt did not hold with a dialogue to replay: a verdict against the agent,
+        or the agent failing once it had been reached."""
+        match outcome.decision:
+            case Verdict(holds=holds):
+                return not holds and bool(outcome.turns)
+            case Failed(reason=reason):
+                return reason != "not_delivered" and bool(outcome.turns)
+            case _:
+                return False
 
     def drafts(self) -> tuple[Drafted, ...]:
         """One scripted scenario per attack that succeeded, in the run's order."""

@@ -14,13 +14,13 @@ from pathlib import PurePath
 
 import msgspec
 
-from convy.compare.attacks import AttackChange, Attacked
 from convy.compare.comparison import STATUSES, Comparison, Delta, NoBaseline, ScenarioChange
 from convy.compare.gate import GateDecision
 from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
+from convy.draw.attackgrid import AttackGrid
 from convy.draw.drawn import PageTemplate
 from convy.draw.judgegrid import JudgeGrid
 from convy.draw.links import TraceLink
@@ -95,14 +95,7 @@ class Report(msgspec.Struct, frozen=True):
                 headline=GateShown(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
-                grids=(
-                    self.grid(),
-                    *AttackGrid(
-                        tuple(AttackChange(now=a, baseline=Attacked(category=a.category)) for a in s.attacks)
-                    ).grids(),
-                    run.parties(),
-                    *judge.grids(),
-                ),
+                grids=(self.grid(), *AttackGrid.alone(s.attacks).grids(), run.parties(), *judge.grids()),
                 windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
@@ -180,43 +173,6 @@ class Report(msgspec.Struct, frozen=True):
         )
 
 
-class AttackGrid(msgspec.Struct, frozen=True):
-    """The attacks by category as a page's table: title, OWASP id, how many succeeded of those
-    played with the Wilson interval, and the baseline's figure when the page compares. No attacks:
-    no table."""
-
-    lines: tuple[AttackChange, ...]
-    compared: bool = False
-
-    def grids(self) -> tuple[Grid, ...]:
-        if not self.lines:
-            return ()
-        columns = ("Category", "OWASP", "Succeeded of played", "Share succeeded (95% interval)")
-        return (
-            Grid(
-                name="attacks",
-                title="Attacks: attempts where the agent gave way, by category",
-                columns=(*columns, "Baseline") if self.compared else columns,
-                rows=tuple(self.row(line) for line in self.lines),
-                filtered=False,
-                numeric=(2, 3),
-            ),
-        )
-
-    def row(self, line: AttackChange) -> PageRow:
-        now = line.now
-        cells = (
-            Cell(text=f"{now.title} ({now.category})" if now.title else now.category),
-            Cell(text=now.owasp or "—"),
-            Cell(text=f"{now.succeeded} of {now.played}", tone="bad" if now.succeeded else "plain"),
-            Cell(text=Percent(number=now.rate).text()),
-        )
-        return PageRow(
-            cells=(*cells, Cell(text=line.baseline.text())) if self.compared else cells,
-            search=now.category,
-        )
-
-
 class ComparisonPage(msgspec.Struct, frozen=True):
     """A run against its baseline: the gate's verdict and rule, each scenario's status with its
     p-value, the change of pass rate over the scenarios both runs share, the deltas, and why each
@@ -240,22 +196,18 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
         changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
+        run = ShownRun(summary=c.now)
         return PageTemplate(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
-                facts=(f"now {c.now.run}", before, *ShownRun(summary=c.now).facts()[1:]),
+                facts=(f"now {c.now.run}", before, *run.facts()[1:]),
                 notices=ShownRun(summary=c.now).notices(),
                 links=(Link(text="This run's report", href="report.html"),),
                 headline=GateShown(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(
-                    self.scenarios(),
-                    *AttackGrid(c.attacks(), compared=isinstance(c.baseline, Summary)).grids(),
-                    self.deltas(),
-                    ShownRun(summary=self.comparison.now).parties(),
-                ),
+                grids=(self.scenarios(), *AttackGrid.of(c).grids(), self.deltas(), run.parties()),
                 sections=(changed,) if changed else (),
             )
         )
