@@ -202,7 +202,7 @@ def test_scenarios_come_in_declaration_order(tmp_path: Path) -> None:
     write(tmp_path, "scenarios/notes.txt", "not a scenario")
     write(tmp_path, "scenarios/deeper/d.yaml", scenario("deeper"))
     names = [declaration.scenario.name for declaration in Scenarios(tmp_path).all()]
-    assert names == ["a-two", "a-one", "b-one", "c-one"]
+    assert names == ["a-two", "a-one", "b-one", "c-one", "deeper"], "subfolders are read, by path"
 
 
 def test_scenarios_may_be_a_glob(tmp_path: Path) -> None:
