@@ -200,9 +200,30 @@ def test_scenarios_come_in_declaration_order(tmp_path: Path) -> None:
     )
     write(tmp_path, "scenarios/c.yaml", scenario("c-one"))
     write(tmp_path, "scenarios/notes.txt", "not a scenario")
-    write(tmp_path, "scenarios/deeper/d.yaml", scenario("deeper"))
     names = [declaration.scenario.name for declaration in Scenarios(tmp_path).all()]
-    assert names == ["a-two", "a-one", "b-one", "c-one", "deeper"], "subfolders are read, by path"
+    assert names == ["a-two", "a-one", "b-one", "c-one"]
+
+
+def test_a_scenarios_folder_is_read_with_its_subfolders(tmp_path: Path) -> None:
+    write(tmp_path, "scenarios/refund.yaml", scenario("refund"))
+    write(tmp_path, "scenarios/drafted/greeting.yaml", scenario("greeting"))
+    write(tmp_path, "scenarios/attacks/deep/leak.yml", scenario("leak"))
+    write(tmp_path, "scenarios/drafted/notes.txt", "not a scenario")
+    found = Scenarios(tmp_path).all()
+    assert [(d.scenario.name, d.file) for d in found] == [
+        ("leak", "scenarios/attacks/deep/leak.yml"),
+        ("greeting", "scenarios/drafted/greeting.yaml"),
+        ("refund", "scenarios/refund.yaml"),
+    ]
+
+
+def test_names_are_unique_across_the_subfolders(tmp_path: Path) -> None:
+    write(tmp_path, "scenarios/refund.yaml", scenario("refund"))
+    write(tmp_path, "scenarios/drafted/refund-again.yaml", "\n" + scenario("refund"))
+    with pytest.raises(ConfigurationError) as raised:
+        Scenarios(tmp_path).all()
+    assert raised.value.where == "scenarios/refund.yaml:1"
+    assert "scenarios/drafted/refund-again.yaml:2" in str(raised.value)
 
 
 def test_scenarios_may_be_a_glob(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ from convy.project.document import Declaration, Document
 
 class Scenarios(msgspec.Struct, frozen=True):
     """The scenarios of a project. `pattern` (the `scenarios` setting) is relative to the project: a
-    folder, whose `*.yaml` and `*.yml` files are read with its subfolders' (`scenarios/attacks/`),
-    or a glob of files (`scenarios/**/*.yaml`, `checks/refund.yaml`)."""
+    folder, whose `*.yaml` and `*.yml` files are read with its subfolders' (`scenarios/drafted`,
+    `scenarios/attacks`, `scenarios/kept` play with no setting), or a glob of files
+    (`scenarios/**/*.yaml`, `checks/refund.yaml`). Names are unique across the whole tree."""
 
     project: Path
     pattern: str = "scenarios"
@@ -34,7 +35,7 @@ class Scenarios(msgspec.Struct, frozen=True):
         if not files:
             raise ConfigurationError(
                 "scenarios",
-                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files or a glob of files,"
+                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files, its subfolders too, or a glob of files,"
                 " relative to the project)",
             )
         return tuple(files)
