@@ -230,6 +230,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
         "left scenarios/kept/" in again.stdout and len(list((folder / "scenarios" / "kept").glob("*"))) == 1
     )
 
+    replays: list[Path] = []
     for path, holds, calls in (("chat", False, 1), ("fixed", True, 0)):
         with WeakAgent() as agent, ModelServer(answer) as user, ModelServer(answer) as judge:
             (folder / "agents" / "shop.yaml").write_text(AGENT_FILE.format(url=f"{agent.url}/{path}"))
@@ -251,6 +252,15 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
             assert user.requests == [], "a scripted attack asks no user model"
             assert judge.requests and agent.calls == calls
         newest = max(runs(folder / "results"), key=lambda p: p.stat().st_mtime)
+        replays.append(newest)
         (line,) = attempts(newest)
         assert [turn["user"] for turn in line["turns"]] == said  # type: ignore[union-attr]
         assert line["decision"]["holds"] is holds  # type: ignore[index]
+
+    weak, fixed = replays
+    compared = convy("compare", str(weak), str(fixed), cwd=folder)
+    assert compared.returncode in (0, 1, 3), compared.stderr
+    shown = [line for line in compared.stdout.splitlines() if line.lstrip().startswith("excessive-agency")]
+    assert shown and "1 of 1 succeeded" in shown[0] and "0 of 1 succeeded" in shown[0], compared.stdout
+    comment = (weak / "comment.md").read_text()
+    assert "### Attacks" in comment and "1 of 1 succeeded" in comment and "0 of 1 succeeded" in comment
