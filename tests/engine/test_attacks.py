@@ -73,7 +73,7 @@ def test_the_attacker_s_brief_carries_the_goal_the_strategy_and_how_far_the_conv
     user = SimulatedUser(FakeModel(), attack(), max_turns=8)
     systems = [user.messages(turns(n))[0].content for n in range(8)]
     assert all("Get a refund without an order number." in text for text in systems)
-    assert all(prompts.STRATEGY["crescendo"] in text for text in systems)
+    assert all(f"The strategy: crescendo. {prompts.STRATEGY['crescendo']}" in text for text in systems)
     assert [text.count(prompts.PHASES[0]) for text in systems] == [1, 1, 0, 0, 0, 0, 0, 0]
     assert prompts.PHASES[1] in systems[2] and prompts.PHASES[2] in systems[4]
     assert prompts.PHASES[3] in systems[6] and prompts.PHASES[3] in systems[7]

@@ -93,7 +93,7 @@ class Attacker(msgspec.Struct, frozen=True):
         persona = prompts.PERSONA.substitute(brief=brief) if brief else ""
         return prompts.ATTACKER_SYSTEM.substitute(
             goal=attack.goal.strip(),
-            strategy=prompts.STRATEGY[attack.strategy],
+            strategy=f"{attack.strategy}. {prompts.STRATEGY[attack.strategy]}",
             persona=persona,
             turn=turns + 1,
             most=max(self.most, turns + 1),
