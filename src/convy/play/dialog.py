@@ -74,8 +74,8 @@ class Persona(msgspec.Struct, frozen=True):
 class Attacker(msgspec.Struct, frozen=True):
     """An adversarial user (a scenario with `attack`): told the goal, the strategy and how far the
     conversation is — of `most` messages, a crescendo moves from rapport to probing to pressure to
-    the direct demand as the turns are used; a direct attack demands from the first; a role-play
-    one moves as a crescendo does, inside its role."""
+    the direct demand by the share of the turns used, its last message the demand; a direct attack
+    demands from the first; a role-play one moves as a crescendo does, inside its role."""
 
     scenario: Scenario
     most: int
@@ -84,8 +84,8 @@ class Attacker(msgspec.Struct, frozen=True):
         """What the message after `turns` answers does: the phase for the share of turns used."""
         if self.scenario.attack.strategy == "direct":
             return prompts.PHASES[-1]
-        most = max(self.most, turns + 1, 1)
-        return prompts.PHASES[min(len(prompts.PHASES) - 1, turns * len(prompts.PHASES) // most)]
+        most, last = max(self.most, turns + 1, 1), len(prompts.PHASES) - 1
+        return prompts.PHASES[last if turns >= most - 1 else min(last, turns * len(prompts.PHASES) // most)]
 
     def system(self, turns: int) -> str:
         attack = self.scenario.attack
