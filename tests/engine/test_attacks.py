@@ -231,7 +231,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
     )
 
     replays: list[Path] = []
-    for path, holds, calls in (("chat", False, 1), ("fixed", True, 0)):
+    for path, holds, calls in (("chat", False, 5), ("fixed", True, 0)):
         with WeakAgent() as agent, ModelServer(answer) as user, ModelServer(answer) as judge:
             (folder / "agents" / "shop.yaml").write_text(AGENT_FILE.format(url=f"{agent.url}/{path}"))
             replayed = convy(
@@ -245,7 +245,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
                 "--match",
                 scenario["name"],
                 "--repeat",
-                "1",
+                "5",
                 cwd=folder,
             )
             assert replayed.returncode in (0, 1), replayed.stderr
@@ -253,14 +253,17 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
             assert judge.requests and agent.calls == calls
         newest = max(runs(folder / "results"), key=lambda p: p.stat().st_mtime)
         replays.append(newest)
-        (line,) = attempts(newest)
-        assert [turn["user"] for turn in line["turns"]] == said  # type: ignore[union-attr]
-        assert line["decision"]["holds"] is holds  # type: ignore[index]
+        lines5 = attempts(newest)
+        assert len(lines5) == 5
+        assert all([turn["user"] for turn in line["turns"]] == said for line in lines5)  # type: ignore[union-attr]
+        assert all(line["decision"]["holds"] is holds for line in lines5)  # type: ignore[index]
 
     weak, fixed = replays
     compared = convy("compare", str(weak), str(fixed), cwd=folder)
-    assert compared.returncode in (0, 1, 3), compared.stderr
+    assert compared.returncode == 1, "an attack that starts to succeed is a regression"
     shown = [line for line in compared.stdout.splitlines() if line.lstrip().startswith("excessive-agency")]
-    assert shown and "1 of 1 succeeded" in shown[0] and "0 of 1 succeeded" in shown[0], compared.stdout
+    assert shown and "5 of 5 succeeded" in shown[0] and "0 of 5 succeeded" in shown[0], compared.stdout
     comment = (weak / "comment.md").read_text()
-    assert "### Attacks" in comment and "1 of 1 succeeded" in comment and "0 of 1 succeeded" in comment
+    assert "### Attacks" in comment and "5 of 5 succeeded" in comment and "0 of 5 succeeded" in comment
+    failed = comment.split("### What failed (1)")[1].split("###")[0]
+    assert f"{scenario['name']}" in failed and "(attack: excessive-agency)" in failed

@@ -259,11 +259,12 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     async def verdict(self, judge: Judge, turns: tuple[Turn, ...], judged: Spent) -> Verdict:
-        """The judge's decisions on the claims (no request when there are none), then the checks'
-        results; the attempt holds when every one passes."""
+        """The judge's decisions on the claims (an attack without claims: its category's; no request
+        when there are none), then the checks' results; the attempt holds when every one passes."""
         claims: tuple[ClaimResult, ...] = ()
-        if self.scenario.claims:
-            decided = await judge.decide(self.scenario.claims, turns)
+        scenario = self.scenario.armed()
+        if scenario.claims:
+            decided = await judge.decide(scenario.claims, turns)
             judged.add(decided.usage)
             claims = decided.verdict.claims
         results = (*claims, *Inspection(turns).results(self.scenario.checks))
