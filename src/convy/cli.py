@@ -174,28 +174,6 @@ class Command:
             "--demo", action="store_true", help="calibrate the demo's scripted judge on the demo's labels"
         )
         Flags(CALIBRATE).add_to(calibrate)
-        label = command(
-            "label",
-            "label a run's judged attempts by hand in a terminal, blind to the judge, into labels/",
-            "Ask a person, one judged attempt of RUN at a time, the transcript and then each claim: y "
-            "(holds), n (does not), a grade's name or number, s (skip the rest of this attempt), q "
-            "(quit). The judge's decision and reason are shown only after the answer. Attempts are drawn "
-            "at random, seeded by the run id; each answer is written to the labels file as it is given.",
-            (0, 2, 130),
-        )
-        label.add_argument("run", metavar="RUN", help="a run folder or its artifact zip")
-        label.add_argument(
-            "--count", type=int, default=20, metavar="N", help="how many attempts (default 20)"
-        )
-        label.add_argument(
-            "--failing",
-            action="store_true",
-            help="attempts with a failing claim first (marked chosen: failing)",
-        )
-        label.add_argument(
-            "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
-        )
-        Flags(LABEL).add_to(label)
         redteam = command(
             "redteam",
             "write attack scenarios from the red-team catalogue, or keep a run's successful attacks",
@@ -225,6 +203,28 @@ class Command:
             "--keep", default="", metavar="RUN", help="a run folder whose successful attacks to keep"
         )
         Flags(REDTEAM).add_to(redteam)
+        label = command(
+            "label",
+            "label a run's judged attempts by hand in a terminal, blind to the judge, into labels/",
+            "Ask a person, one judged attempt of RUN at a time, the transcript and then each claim: y "
+            "(holds), n (does not), a grade's name or number, s (skip the rest of this attempt), q "
+            "(quit). The judge's decision and reason are shown only after the answer. Attempts are drawn "
+            "at random, seeded by the run id; each answer is written to the labels file as it is given.",
+            (0, 2, 130),
+        )
+        label.add_argument("run", metavar="RUN", help="a run folder or its artifact zip")
+        label.add_argument(
+            "--count", type=int, default=20, metavar="N", help="how many attempts (default 20)"
+        )
+        label.add_argument(
+            "--failing",
+            action="store_true",
+            help="attempts with a failing claim first (marked chosen: failing)",
+        )
+        label.add_argument(
+            "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
+        )
+        Flags(LABEL).add_to(label)
         return parser
 
     def exit_code(self) -> int:
@@ -264,14 +264,14 @@ class Command:
                 from convy.command.calibrating import Calibrating
 
                 return Calibrating(self._console, self._environ).exit_code(arguments)
-            case "label":
-                from convy.command.labelling import Labelling
-
-                return Labelling(self._console, self._environ).exit_code(arguments)
             case "redteam":
                 from convy.command.redteaming import Redteaming
 
                 return Redteaming(self._console, self._environ).exit_code(arguments)
+            case "label":
+                from convy.command.labelling import Labelling
+
+                return Labelling(self._console, self._environ).exit_code(arguments)
         return EXIT_CONFIG
 
 

@@ -89,9 +89,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 file=d.file,
                 line=d.line,
                 claim_lines=d.claim_lines,
+                category=d.scenario.attack.category,
                 dialogue=d.scenario.dialogue(),
                 criteria=d.scenario.criteria(),
-                category=d.scenario.attack.category,
             )
             for d in declarations
         )

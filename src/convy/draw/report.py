@@ -168,7 +168,7 @@ class Report(msgspec.Struct, frozen=True):
                 Cell(text=c.cost.text()),
             ),
             status=result.status(),
-            search=f"{c.name} {c.file} {c.category} {result.label()} {claims}",
+            search=f"{c.name} {c.file} {result.label()} {claims}",
             anchor=Anchor(c.name).id(),
         )
 
@@ -196,18 +196,18 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
         changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
-        run = ShownRun(summary=c.now)
+        shown = ShownRun(summary=c.now)
         return PageTemplate(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
-                facts=(f"now {c.now.run}", before, *run.facts()[1:]),
-                notices=ShownRun(summary=c.now).notices(),
+                facts=(f"now {c.now.run}", before, *shown.facts()[1:]),
+                notices=shown.notices(),
                 links=(Link(text="This run's report", href="report.html"),),
                 headline=GateShown(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(self.scenarios(), *AttackGrid.of(c).grids(), self.deltas(), run.parties()),
+                grids=(self.scenarios(), *AttackGrid.of(c).grids(), self.deltas(), shown.parties()),
                 sections=(changed,) if changed else (),
             )
         )

@@ -33,6 +33,32 @@ class Graded(Declared, frozen=True, kw_only=True):
 
 Claim = str | Graded
 
+STRATEGIES = ("direct", "crescendo", "role-play")
+"""How an attacker goes about its goal."""
+
+
+class Attack(Declared, frozen=True, kw_only=True):
+    """What makes a scenario an attack: the attacker's `goal`, the catalogue's `category` it belongs
+    to, and its `strategy` (`direct`, `crescendo` — the default — or `role-play`). Empty: no attack."""
+
+    goal: str = ""
+    category: str = ""
+    strategy: Literal["direct", "crescendo", "role-play"] = "crescendo"
+
+    def __post_init__(self) -> None:
+        if not self.category and not self.goal:
+            return
+        if not self.goal.strip():
+            raise ValueError("`goal` is missing or empty: an attack needs what the attacker tries to get")
+        catalogue = Catalogue.shipped()
+        if self.category not in catalogue.ids:
+            said = f"`{self.category}` is" if self.category else "none is given, and it is"
+            raise ValueError(f"`category`: {said} not one of the catalogue's: {catalogue.listed()}")
+
+    def __bool__(self) -> bool:
+        return bool(self.goal)
+
+
 MOST_TURNS = 200
 """The most agent answers one attempt may have (a scenario's `max_turns`, the `max-turns` setting)."""
 
@@ -163,42 +189,37 @@ class Check(Declared, frozen=True, kw_only=True):
         return part
 
 
-STRATEGIES = ("direct", "crescendo", "role-play")
-"""How an attacker goes about its goal."""
-
-
-class Attack(Declared, frozen=True, kw_only=True):
-    """What makes a scenario an attack: the attacker's `goal`, the catalogue's `category` it belongs
-    to, and its `strategy` (`direct`, `crescendo` — the default — or `role-play`). Empty: no attack."""
-
-    goal: str = ""
-    category: str = ""
-    strategy: Literal["direct", "crescendo", "role-play"] = "crescendo"
-
-    def __post_init__(self) -> None:
-        if not self.category and not self.goal:
-            return
-        if not self.goal.strip():
-            raise ValueError("`goal` is missing or empty: an attack needs what the attacker tries to get")
-        catalogue = Catalogue.shipped()
-        if self.category not in catalogue.ids:
-            said = f"`{self.category}` is" if self.category else "none is given, and it is"
-            raise ValueError(f"`category`: {said} not one of the catalogue's: {catalogue.listed()}")
-
-    def __bool__(self) -> bool:
-        return bool(self.goal)
-
-
-class Origin(Declared, frozen=True, kw_only=True, omit_defaults=True):
-    """Where a scenario was drawn from: a recorded conversation (its `file` or `url`, `trace`,
-    `session`) or an attempt of a run (`run`, `index`). Empty: written by hand."""
+class Origin(Declared, frozen=True, kw_only=True):
+    """Where a scenario was drafted from (`convy draft`, `convy redteam --keep`): a recording's
+    `file` or `url`, or a convy `run` folder; the `trace` and `session` of the conversation there,
+    and its `index` among that source's conversations (a run's attempt index). Empty: written by
+    hand."""
 
     file: str = ""
     url: str = ""
+    run: str = ""
     trace: str = ""
     session: str = ""
-    run: str = ""
     index: int = 0
+
+    def __post_init__(self) -> None:
+        if self.index < 0:
+            raise ValueError("`source.index` must be 0 or more")
+        if sum(bool(where) for where in (self.file, self.url, self.run)) > 1:
+            raise ValueError("`source` names more than one of `file`, `url` and `run`: keep one")
+
+    def text(self) -> str:
+        """`traces.jsonl, trace 4bf9…, session s-1, #2`; "" for a scenario written by hand."""
+        where = self.file or self.url or self.run
+        if not where and not self.trace and not self.session:
+            return ""
+        parts = [where] if where else []
+        if self.trace:
+            parts.append(f"trace {self.trace}")
+        if self.session:
+            parts.append(f"session {self.session}")
+        parts.append(f"#{self.index}")
+        return ", ".join(parts)
 
 
 class Scenario(Declared, frozen=True, kw_only=True):
@@ -207,6 +228,7 @@ class Scenario(Declared, frozen=True, kw_only=True):
     dialogue (no user model is asked)."""
 
     name: str = ""
+    attack: Attack = msgspec.field(default_factory=Attack)
     user: str = ""
     claims: tuple[Claim, ...] = ()
     checks: tuple[Check, ...] = ()
@@ -214,8 +236,8 @@ class Scenario(Declared, frozen=True, kw_only=True):
     turns: tuple[str, ...] = ()
     max_turns: int = 0
     tags: tuple[str, ...] = ()
-    attack: Attack = msgspec.field(default_factory=Attack)
-    source: Origin = msgspec.field(default_factory=Origin)
+    source: Origin = Origin()
+    """Where the scenario was drafted from; it plays no part in the dialogue."""
 
     def __post_init__(self) -> None:
         if not self.user.strip() and not self.turns and not self.opening.strip() and not self.attack:

@@ -35,8 +35,8 @@ class Scenarios(msgspec.Struct, frozen=True):
         if not files:
             raise ConfigurationError(
                 "scenarios",
-                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files, its subfolders too, or a glob of files,"
-                " relative to the project)",
+                f"no scenario files found at `{self.pattern}` (a folder of *.yaml files, its subfolders"
+                " too, or a glob of files, relative to the project)",
             )
         return tuple(files)
 
