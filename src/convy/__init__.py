@@ -19,6 +19,7 @@ _HOMES = {
     "Ahead": "convy.conduct.prefetch",
     "Answer": "convy.play.agent",
     "AtomicFile": "convy.store.atomic",
+    "Attack": "convy.project.scenario",
     "Busy": "convy.play.busy",
     "Calibrated": "convy.conduct.calibrated",
     "JudgeFingerprint": "convy.conduct.calibrated",
@@ -119,6 +120,7 @@ __all__ = [
     "Ahead",
     "Answer",
     "AtomicFile",
+    "Attack",
     "Busy",
     "Calibrated",
     "Calibration",
@@ -259,7 +261,7 @@ if TYPE_CHECKING:
     from convy.project.names import ENGINE as SETTING_NAMES
     from convy.project.names import SECRETS as SETTING_SECRETS
     from convy.project.project import Project
-    from convy.project.scenario import Scenario
+    from convy.project.scenario import Attack, Scenario
     from convy.project.settings import Flags, Setting, Settings
     from convy.project.shard import Slice
     from convy.project.sources import Sources
