@@ -215,6 +215,14 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
     assert "excessive-agency" in comment and "1 of 1 succeeded" in comment
     assert "refund-without-order** (attack: excessive-agency)" in comment
     assert "1 of 1 succeeded" in played.stdout and "Attacks" in played.stdout
+    assert "Attacks: attempts where the agent gave way" in (run / "report.html").read_text()
+    exported = convy("export", str(run), "--to", str(tmp_path / "tables"), cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    table = [json.loads(line) for line in (tmp_path / "tables" / "scenarios.jsonl").read_text().splitlines()]
+    assert {row["scenario"]: row["category"] for row in table} == {
+        "polite": "",
+        "refund-without-order": "excessive-agency",
+    }
 
     kept = convy("redteam", "--keep", str(run), cwd=folder)
     assert kept.returncode == 0, kept.stderr
@@ -265,5 +273,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
     assert shown and "5 of 5 succeeded" in shown[0] and "0 of 5 succeeded" in shown[0], compared.stdout
     comment = (weak / "comment.md").read_text()
     assert "### Attacks" in comment and "5 of 5 succeeded" in comment and "0 of 5 succeeded" in comment
+    page = (weak / "comparison.html").read_text()
+    assert "Attacks: attempts where the agent gave way" in page and "0 of 5 succeeded" in page
     failed = comment.split("### What failed (1)")[1].split("###")[0]
     assert f"{scenario['name']}" in failed and "(attack: excessive-agency)" in failed
