@@ -282,3 +282,10 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
     assert "Attacks: attempts where the agent gave way" in page and "0 of 5 succeeded" in page
     failed = comment.split("### What failed (1)")[1].split("###")[0]
     assert f"{scenario['name']}" in failed and "(attack: excessive-agency)" in failed
+
+
+def test_the_attacks_page_shows_the_attacker_s_prompt_as_sent() -> None:
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "attacks.md").read_text().split())
+    rules = prompts.ATTACKER_SYSTEM.template.split("The goal:")[0].replace("$finished", prompts.FINISHED)
+    for text in (rules, *prompts.STRATEGY.values(), *prompts.PHASES):
+        assert " ".join(text.split()) in page
