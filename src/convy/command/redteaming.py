@@ -40,7 +40,9 @@ class Redteaming:
             seed=arguments.seed,
         )
         drafts = team.drafts()
-        written = convy.Written.of(drafts, Path(arguments.to or ATTACKS))
+        written = convy.Written.of(
+            drafts, Path(arguments.to) if arguments.to else self.project(arguments).root / ATTACKS
+        )
         self.said(written, "attack scenario")
         return EXIT_PASS
 
@@ -48,8 +50,7 @@ class Redteaming:
         if arguments.purpose is not None or arguments.categories:
             raise ConfigurationError("--keep", "takes no --purpose or --categories: it keeps a run's wins")
         console = self._console
-        sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
-        project = convy.Project(sources.settings(), sources, self._environ)
+        project = self.project(arguments)
         run = console.stored(Path(arguments.keep), arguments.keep)
         keeping = convy.KeptAttacks(run, project.every())
         for name in keeping.missing():
@@ -60,16 +61,29 @@ class Redteaming:
         if not drafts:
             console.out.write(f"convy: no attack succeeded in {arguments.keep}: nothing to keep\n")
             return EXIT_PASS
-        self.said(convy.Written.of(drafts, Path(arguments.to or KEPT)), "kept attack")
+        target = Path(arguments.to) if arguments.to else project.root / KEPT
+        self.said(convy.Written.of(drafts, target), "kept attack")
         return EXIT_PASS
+
+    def project(self, arguments: argparse.Namespace) -> convy.Project:
+        """The project the flags and the environment name (its folder holds the default targets)."""
+        sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
+        return convy.Project(sources.settings(), sources, self._environ)
 
     def said(self, written: convy.Written, noun: str) -> None:
         out = self._console.out
         for path in written.wrote:
-            out.write(f"convy: wrote {path}\n")
+            out.write(f"convy: wrote {self.shown(path)}\n")
         for path in written.left:
-            out.write(f"convy: left {path} as it is (it exists: redteam never overwrites)\n")
+            out.write(f"convy: left {self.shown(path)} as it is (it exists: redteam never overwrites)\n")
         out.write(
             f"convy: {Plural(len(written.wrote), noun).text()} written, "
             f"{Plural(len(written.left), 'file').text()} left as they were\n"
         )
+
+    def shown(self, path: Path) -> str:
+        """A path as printed: relative to the current folder when it is under it."""
+        try:
+            return str(path.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)
