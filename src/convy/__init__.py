@@ -23,6 +23,7 @@ _HOMES = {
     "Busy": "convy.play.busy",
     "Calibrated": "convy.conduct.calibrated",
     "JudgeFingerprint": "convy.conduct.calibrated",
+    "KappaText": "convy.draw.judgeline",
     "Calibration": "convy.conduct.calibration",
     "CalibrationFile": "convy.conduct.calibrated",
     "Call": "convy.play.agent",
@@ -145,6 +146,7 @@ __all__ = [
     "Index",
     "Judge",
     "JudgeFingerprint",
+    "KappaText",
     "KeptAttacks",
     "LabelDraw",
     "LabelName",
@@ -233,6 +235,7 @@ if TYPE_CHECKING:
     from convy.conduct.stop import Stop
     from convy.data import Data, Tagged
     from convy.demo.servers import DemoServers
+    from convy.draw.judgeline import KappaText
     from convy.draw.links import Links, TraceLink
     from convy.draw.markdown import CommentMarkdown, Marker
     from convy.draw.progress import Printed

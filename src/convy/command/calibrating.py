@@ -123,15 +123,18 @@ class Calibrating:
             )
 
     def figures(self, file: convy.CalibrationFile | convy.ClaimFigures) -> str:
-        kappa = "—" if file.kappa is None else f"{round(file.kappa, 2) + 0.0:.2f}"
-        interval = (
-            f" ({round(file.kappa_low, 2) + 0.0:.2f}–{round(file.kappa_high, 2) + 0.0:.2f})"
-            if file.kappa_low is not None and file.kappa_high is not None
-            else ""
+        """The figures of a set of decisions; where κ is undefined, why, and never κ 1.00."""
+        kappa = convy.KappaText(
+            kappa=file.kappa,
+            low=file.kappa_low,
+            high=file.kappa_high,
+            decisions=file.decisions,
+            undefined_resamples=file.undefined_resamples,
         )
         return (
-            f"agreement {self.share(file.agreement)} · κ {kappa}{interval} · "
+            f"agreement {self.share(file.agreement)} · {kappa.text()} · "
             f"false passes {self.share(file.false_pass)} · false fails {self.share(file.false_fail)}"
+            + (f"\n    {kappa.why()}" if kappa.undefined else "")
         )
 
     def share(self, value: float | None) -> str:

@@ -1,7 +1,11 @@
 """How well a judge agrees with a person (DESIGN §15.1): over decisions on claims, the share they
 agree on, Cohen's κ with a 95% bootstrap interval over labelled attempts (seeded, so the same
 labels give the same interval), false passes and false fails; over whole attempts, the judge's
-sensitivity and specificity. Every figure is over pass/fail; None where it has nothing to count."""
+sensitivity and specificity. Every figure is over pass/fail; None where it has nothing to count.
+
+κ is undefined (None) where the person's decisions are all one way (so wherever the chance agreement
+is 1): such labels cannot tell a judge that tells holds from misses apart from one that says the same to
+all. A judge whose decisions are all one way against labels both ways is measured: κ 0."""
 
 from __future__ import annotations
 
@@ -38,6 +42,9 @@ class Agreed(Data, frozen=True, kw_only=True):
     kappa_high: float | None = None
     false_pass: float | None = None
     false_fail: float | None = None
+    undefined_resamples: int = 0
+    """How many of the bootstrap's resamples had an undefined κ: left out of the interval, never
+    counted as agreement."""
 
 
 class Agreement(msgspec.Struct, frozen=True):
@@ -54,7 +61,7 @@ class Agreement(msgspec.Struct, frozen=True):
     def agreed(self) -> Agreed:
         pairs = self.pairs
         kappa = self.kappa(pairs)
-        low, high = self.interval(kappa)
+        low, high, undefined = self.interval(kappa)
         nots = [pair for pair in pairs if not pair.person]
         holds = [pair for pair in pairs if pair.person]
         return Agreed(
@@ -66,11 +73,12 @@ class Agreement(msgspec.Struct, frozen=True):
             kappa_high=high,
             false_pass=sum(pair.judge for pair in nots) / len(nots) if nots else None,
             false_fail=sum(not pair.judge for pair in holds) / len(holds) if holds else None,
+            undefined_resamples=undefined,
         )
 
     def kappa(self, pairs: Sequence[Paired]) -> float | None:
-        """Cohen's κ: (observed − chance agreement) / (1 − chance); 1 when both always said the same
-        one thing (chance is then 1, and they agreed on every decision); None without decisions."""
+        """Cohen's κ: (observed − chance agreement) / (1 − chance); None without decisions and where
+        it is undefined: the person's decisions all one way (which chance 1 needs too)."""
         count = len(pairs)
         if not count:
             return None
@@ -78,29 +86,30 @@ class Agreement(msgspec.Struct, frozen=True):
         person = sum(pair.person for pair in pairs) / count
         judge = sum(pair.judge for pair in pairs) / count
         chance = person * judge + (1 - person) * (1 - judge)
-        if chance >= 1:
-            return 1.0
+        if person in (0, 1):
+            return None
         return (observed - chance) / (1 - chance)
 
-    def interval(self, kappa: float | None) -> tuple[float | None, float | None]:
+    def interval(self, kappa: float | None) -> tuple[float | None, float | None, int]:
         """κ's 95% interval: the percentiles of κ over RESAMPLES resamples of the labelled attempts
-        (with replacement), widened where needed so it contains κ itself."""
+        (with replacement), widened where needed so it contains κ itself; and how many resamples
+        had an undefined κ (left out). No interval where κ is undefined or every resample's is."""
         attempts = [attempt for attempt in self.attempts if attempt]
         if kappa is None or not attempts:
-            return None, None
+            return None, None, 0
         draw = random.Random(self.seed)
-        values = sorted(
-            value
-            for value in (
-                self.kappa([pair for attempt in draw.choices(attempts, k=len(attempts)) for pair in attempt])
-                for _ in range(RESAMPLES)
-            )
-            if value is not None
-        )
+        drawn = [
+            self.kappa([pair for attempt in draw.choices(attempts, k=len(attempts)) for pair in attempt])
+            for _ in range(RESAMPLES)
+        ]
+        values = sorted(value for value in drawn if value is not None)
+        undefined = len(drawn) - len(values)
+        if not values:
+            return None, None, undefined
         tail = (1 - LEVEL) / 2
         low = values[int(tail * (len(values) - 1))]
         high = values[round((1 - tail) * (len(values) - 1))]
-        return min(low, kappa), max(high, kappa)
+        return min(low, kappa), max(high, kappa), undefined
 
 
 class Separation(msgspec.Struct, frozen=True):

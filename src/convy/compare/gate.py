@@ -1,9 +1,10 @@
 """Whether a pull request passes (DESIGN §13.2, §14.3): the comparison's verdict — pass, fail or
 inconclusive — with the rule that decided, the numbers behind it and the commonest cause.
 
-Inconclusive when nothing was judged or too many attempts have no verdict; fail when the agent
-failed too many attempts, when no judged attempt held, when the pass rate is under the floor, or
-when the drop is more than allowed and significant; else pass.
+Inconclusive when nothing was judged, too many attempts have no verdict or the judge is not trusted
+against the project's labels; fail when the agent failed too many attempts, when no judged attempt
+held, when the pass rate is under the floor, or when the drop is more than allowed and significant;
+else pass.
 
 Every threshold is compared exactly: counts as fractions, settings read as the decimals they were
 written as, so a drop of exactly 5 points is not "more than" max-drop 0.05. The floor and the drop
@@ -22,6 +23,7 @@ from convy.compare.parts import Reason
 from convy.compare.statistics import PValue
 from convy.compare.summary import Summary
 from convy.data import Data
+from convy.project.settings import MIN_JUDGE_KAPPA, Unchosen
 from convy.words import Plural
 
 Verdict = Literal["pass", "fail", "inconclusive"]
@@ -46,6 +48,9 @@ class GateDecision(Data, frozen=True, kw_only=True):
     """The significance level the gate used: a change is significant when its p-value is below it."""
     cause: str = ""
     """The commonest reason attempts failed or got no verdict, with its status and message (one line)."""
+    labels_wanted: int = 0
+    """How many more labelled decisions the judge needs before `judge-untrusted` holds it to the
+    default min-judge-kappa (0: none: the rule applies, or is off)."""
 
     @property
     def exit_code(self) -> int:
@@ -114,15 +119,16 @@ class Cause(msgspec.Struct, frozen=True):
 
 class Gate(msgspec.Struct, frozen=True, kw_only=True):
     """The thresholds: floor, largest allowed drop, significance level, most attempts without verdict,
-    most attempts the agent failed, the judge's least κ against the labels (0: off) and the least
-    labelled decisions it is measured on."""
+    most attempts the agent failed, the judge's least κ against the labels (0: off; left at its
+    default, Unchosen, it applies only from `min_labels` decisions on and where κ is defined) and
+    the least labelled decisions it is measured on."""
 
     min_pass_rate: float = 0.0
     max_drop: float = 0.05
     alpha: float = 0.05
     max_no_verdict: float = 0.2
     max_failed: float = 0.1
-    min_judge_kappa: float = 0.0
+    min_judge_kappa: float = MIN_JUDGE_KAPPA
     min_labels: int = 20
 
     def exact(self, value: float) -> Fraction:
@@ -144,9 +150,15 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     def decision(self, comparison: Comparison) -> GateDecision:
-        """The verdict; when fail-fast stopped the run, its cause ends the explanation. A run the
-        budget stopped is inconclusive (rule `budget`) unless it fails on what was played: it is
-        never a pass."""
+        """The verdict, with how many more labelled decisions the judge needs (`labels_wanted`)."""
+        decision = self.played(comparison)
+        wanted = self.labels_wanted(comparison.now)
+        return msgspec.structs.replace(decision, labels_wanted=wanted) if wanted else decision
+
+    def played(self, comparison: Comparison) -> GateDecision:
+        """The verdict on what was played; when fail-fast stopped the run, its cause ends the
+        explanation. A run the budget stopped is inconclusive (rule `budget`) unless it fails on
+        what was played: it is never a pass."""
         decision = self.decided_on(comparison)
         stopped = comparison.now.stopped
         if not stopped:
@@ -208,24 +220,50 @@ class Gate(msgspec.Struct, frozen=True, kw_only=True):
             )
         return self.against_baseline(comparison)
 
+    @property
+    def chosen(self) -> bool:
+        """Whether min-judge-kappa was given rather than left at its default."""
+        return not isinstance(self.min_judge_kappa, Unchosen)
+
     def untrusted(self, now: Summary) -> str:
-        """Why the judge is not trusted (`judge-untrusted`, with min-judge-kappa set): too few
-        labelled decisions chosen at random, or κ under the setting; "" when trusted."""
+        """Why the judge is not trusted (`judge-untrusted`): κ under min-judge-kappa on at least
+        min-labels decisions; with a value given, also too few decisions, no labels, or κ undefined
+        (the labels all one way); "" when trusted, the rule is off (0) or its default waits for
+        labels."""
         if self.min_judge_kappa <= 0:
             return ""
         judge = now.calibration
-        setting = f"min-judge-kappa {self.min_judge_kappa:.2f}"
+        setting = f"min-judge-kappa {self.min_judge_kappa:.2f}" + ("" if self.chosen else " (the default)")
         if not judge.measured:
+            if not self.chosen:
+                return ""
             return f"the judge is not measured against labels (convy label), and {setting} is set"
-        kappa = "unknown" if judge.kappa is None else f"{judge.kappa:.2f}"
         count = Plural(judge.decisions, "labelled decision").text()
-        if judge.decisions < self.min_labels:
+        if judge.decisions < self.min_labels or judge.kappa is None:
+            if not self.chosen:
+                return ""
+            if judge.decisions < self.min_labels:
+                kappa = "(undefined)" if judge.kappa is None else f"{judge.kappa:.2f}"
+                return (
+                    f"the judge's κ {kappa} rests on {count}, fewer than min-labels {self.min_labels} "
+                    f"({setting})"
+                )
             return (
-                f"the judge's κ {kappa} rests on {count}, fewer than min-labels {self.min_labels} ({setting})"
+                f"the judge's κ is undefined on {count}: the labels cannot measure the judge "
+                f"(every labelled decision is the same), so it is not shown to reach {setting}; "
+                "label attempts that fail (convy label --failing)"
             )
-        if judge.kappa is None or judge.kappa < self.min_judge_kappa:
-            return f"the judge's κ {kappa} on {count} is under {setting}"
+        if judge.kappa < self.min_judge_kappa:
+            return f"the judge's κ {judge.kappa:.2f} on {count} is under {setting}"
         return ""
+
+    def labels_wanted(self, now: Summary) -> int:
+        """How many more labelled decisions the judge needs before the default min-judge-kappa
+        holds it (0 when a value was given, the rule is off, or enough are labelled)."""
+        judge = now.calibration
+        if self.chosen or self.min_judge_kappa <= 0 or not judge.measured:
+            return 0
+        return max(0, self.min_labels - judge.decisions)
 
     def claims(self, now: Summary) -> str:
         """The agent's commonest way of not holding, when it is failed claims."""

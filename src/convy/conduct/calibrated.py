@@ -70,6 +70,8 @@ class ClaimFigures(Data, frozen=True, kw_only=True):
     false_fail: float | None = None
     sensitivity: float | None = None
     specificity: float | None = None
+    undefined_resamples: int = 0
+    """The bootstrap's resamples whose κ was undefined, left out of κ's interval."""
 
 
 class CalibrationFile(Data, frozen=True, kw_only=True):
@@ -89,6 +91,8 @@ class CalibrationFile(Data, frozen=True, kw_only=True):
     false_fail: float | None = None
     sensitivity: float | None = None
     specificity: float | None = None
+    undefined_resamples: int = 0
+    """The bootstrap's resamples whose κ was undefined, left out of κ's interval."""
     unjudged: int = 0
     claims: tuple[ClaimFigures, ...] = ()
 

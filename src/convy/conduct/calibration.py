@@ -240,6 +240,7 @@ class Figuring(msgspec.Struct, frozen=True):
             kappa_high=overall.kappa_high,
             false_pass=overall.false_pass,
             false_fail=overall.false_fail,
+            undefined_resamples=overall.undefined_resamples,
             sensitivity=whole.sensitivity(),
             specificity=whole.specificity(),
             unjudged=len(self.lines) - len(decided),

@@ -96,6 +96,7 @@ class RunCalibration(Calibration, frozen=True):
             false_fail=file.false_fail,
             sensitivity=file.sensitivity,
             specificity=file.specificity,
+            undefined_resamples=file.undefined_resamples,
             whole=whole,
             disagreements=tuple(
                 Disagreed(

@@ -44,7 +44,7 @@ class ConsoleText(msgspec.Struct, frozen=True):
         title, none = figures.troubles_heading(len(troubles.groups))
         head = [
             f"convy: {self.decision.verdict.upper()} · {figures.agent()}",
-            JudgeLine(comparison.now.calibration).text(),
+            JudgeLine(comparison.now.calibration, wanted=self.decision.labels_wanted).text(),
             Sentence(f"Decided by {self.decision.rule}: {figures.explanation()}").text(),
             *(Sentence(f"Note: {note}").text() for note in notes.notes()),
         ]

@@ -72,10 +72,13 @@ class Figures(msgspec.Struct, frozen=True):
         return f"{sign}{size} points"
 
     def change(self) -> str:
-        """The sentence after the pass rate: versus what, by how much, and whether it is significant."""
+        """The sentence after the pass rate: versus what, by how much, and whether it is significant;
+        under an untrusted judge, nothing that says another rule decided."""
         comparison = self.comparison
         alpha = f"{self.decision.alpha:g}"
         match comparison.baseline:
+            case NoBaseline(why=why) if self.decision.rule == "judge-untrusted":
+                return f"now; no baseline ({self.cells.cell(why, WHY)})"
             case NoBaseline(why=why):
                 return f"now; no baseline ({self.cells.cell(why, WHY)}): the gate decided on the floor only"
             case Summary(rate=rate):

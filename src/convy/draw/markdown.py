@@ -94,7 +94,7 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
         parts = [
             Marker(agent=comparison.now.agent).text(),
             f"## {VERDICTS[verdict]} convy: {verdict} · {figures.agent()}",
-            JudgeLine(comparison.now.calibration).text(),
+            JudgeLine(comparison.now.calibration, wanted=self.decision.labels_wanted).text(),
             Sentence(f"**Decided by `{self.decision.rule}`:** {figures.explanation()}").text(),
             *(
                 Sentence(f"⚠️ {note[0].upper()}{note[1:]}").text()

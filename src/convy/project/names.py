@@ -70,8 +70,9 @@ DESCRIPTIONS: dict[str, str] = {
     "max-no-verdict": "above this share of attempts without verdict the run is inconclusive (0..1)",
     "max-failed": "above this share of attempts the agent failed (HTTP errors, timeouts) the gate fails",
     "min-judge-kappa": (
-        "the run is inconclusive when the judge's Cohen's kappa against the labels is under this, or "
-        "fewer than min-labels decisions are labelled; 0 turns it off"
+        "the run is inconclusive when the judge's Cohen's kappa against at least min-labels labelled "
+        "decisions is under this (0.4, the default, is where moderate agreement begins); a value you "
+        "set also makes fewer labels, or labels all one way, inconclusive; 0 turns it off"
     ),
     "min-labels": (
         "labelled decisions (chosen at random) needed to trust the judge (min-judge-kappa) and to "

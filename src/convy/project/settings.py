@@ -24,6 +24,17 @@ from convy.project.prices import PriceTable
 from convy.project.scenarios import Matching
 
 
+class Unchosen(float):
+    """A setting's default number, told apart from the same number given by a source: a rule may
+    hold back its default where it has too little to go on, and keep its full meaning for a value
+    someone chose (`min-judge-kappa`). It compares, prints and computes as the number; a value read
+    from any source is a plain float."""
+
+
+MIN_JUDGE_KAPPA = Unchosen(0.4)
+"""`min-judge-kappa`'s default: Cohen's κ of 0.4 is where moderate agreement begins."""
+
+
 class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     """Every setting's value, the defaults of DESIGN §6 and §12 where none was given. Fields are
     snake_case; their external names are hyphenated (`max_drop` is `max-drop`). A program's own
@@ -72,8 +83,9 @@ class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
     alpha: Annotated[float, Meta(gt=0, lt=1)] = 0.05
     max_no_verdict: Annotated[float, Meta(ge=0, le=1)] = 0.2
     max_failed: Annotated[float, Meta(ge=0, le=1)] = 0.1
-    min_judge_kappa: Annotated[float, Meta(ge=0, le=1)] = 0.0
-    """0: the judge-untrusted rule is off."""
+    min_judge_kappa: Annotated[float, Meta(ge=0, le=1)] = MIN_JUDGE_KAPPA
+    """0: the judge-untrusted rule is off. Left at its default, it applies only once `min_labels`
+    decisions are labelled and κ is defined."""
     min_labels: Annotated[int, Meta(ge=1)] = 20
     labels: str = "labels"
     """`none`: no calibration; a folder that does not exist: none either."""

@@ -34,8 +34,9 @@ class Disagreed(Data, frozen=True, kw_only=True):
 class JudgeRecord(Data, frozen=True, kw_only=True):
     """run.json's `calibration`: the judge's fingerprint (its digest), the labelled attempts and
     decisions behind the figures (chosen at random), the stale decisions, agreement, Cohen's κ and
-    its interval, false passes and fails, sensitivity and specificity over whole attempts; `whole`
-    and `disagreements` as above. Empty (no fingerprint): the run was not measured."""
+    its interval (κ None where it is undefined: the person's decisions all one way), false passes and
+    fails, sensitivity and specificity over whole attempts; `whole` and `disagreements` as above.
+    Empty (no fingerprint): the run was not measured."""
 
     fingerprint: str = ""
     labels: int = 0
@@ -49,6 +50,8 @@ class JudgeRecord(Data, frozen=True, kw_only=True):
     false_fail: float | None = None
     sensitivity: float | None = None
     specificity: float | None = None
+    undefined_resamples: int = 0
+    """The bootstrap's resamples whose κ was undefined, left out of κ's interval."""
     whole: tuple[HeldTwice, ...] = ()
     disagreements: tuple[Disagreed, ...] = ()
     cost: float | None = 0.0
