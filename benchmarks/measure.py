@@ -24,6 +24,10 @@ class Measured:
         self, wall: float, cpu: float, rss_mb: float, code: int, out: str, err: str, began: float = 0.0
     ) -> None:
         self.began = began
+        self.requests = 0
+        """The requests the servers saw from it (workload 7)."""
+        self.fixed = 0.0
+        """From its start to the first request, plus from the last answer to its exit (workload 7)."""
         self.wall = wall
         self.cpu = cpu
         self.rss_mb = rss_mb

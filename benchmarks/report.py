@@ -107,6 +107,14 @@ class Targets:
                     f"models {models} ≤ 2C = {2 * at_once}",
                     agent <= at_once and models <= 2 * at_once,
                 )
+            if row.number == "7" and f.get("vs_floor") is not None:
+                row.check(f"CPU per request ≤ 8 × the floor's ({f['vs_floor']:.1f} ×)", f["vs_floor"] <= 8)
+                row.check(f"peak RSS of the A=200 run ≤ 45 MB ({f['rss']:.1f})", f["rss"] <= 45)
+                row.check(
+                    "wall/ideal at 100 ms within 0.05 of the floor's "
+                    f"({f['ratio']:.3f} vs {f['floor_ratio']:.3f})",
+                    f["ratio"] - f["floor_ratio"] <= 0.05,
+                )
             if row.number == "4" and f.get("wall") is not None:
                 row.check("under 2 s (child process wall)", f["wall"] < 2.0)
                 row.check("peak RSS under 250 MB", f["rss"] < 250)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 from children import HttpxFloor, ReadRuns  # noqa: E402
 from measure import Child, Load  # noqa: E402
 from report import Row, Table, Targets  # noqa: E402
-from workloads import Play, Reading, Startup  # noqa: E402
+from workloads import Beside, Play, Reading, Startup  # noqa: E402
 
 from servers import Certificates, LatencyServers  # noqa: E402
 
@@ -62,7 +62,10 @@ class Bytecode:
 class Benchmark:
     """The workloads, full size or quick (seconds: every workload still does all its requests)."""
 
-    def __init__(self, quick: bool, only: set[str], profile: bool, tls: Certificates) -> None:
+    def __init__(
+        self, quick: bool, only: set[str], profile: bool, tls: Certificates, before: str = ""
+    ) -> None:
+        self._before = before
         self._quick = quick
         self._only = only
         self._profile = profile
@@ -133,6 +136,12 @@ class Benchmark:
                     "6", 12, 3, 0.02 if quick else 0.1, 8, runs=1 if quick else 5, scenarios=4
                 ).row(),
             ),
+            (
+                "7",
+                lambda: Beside(
+                    "7", 10 if quick else 40, 20 if quick else 200, 1 if quick else 3, self._before
+                ).row(),
+            ),
         ]
         for number, make in workloads:
             if self._only and number not in self._only:
@@ -167,6 +176,12 @@ def main() -> int:
         help="experiment: children start with sys.modules['sniffio'] = None, so httpcore stops trying to "
         "import the missing sniffio on every request",
     )
+    parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="workload 7 also plays the convy whose sources are in SRC (another checkout's src/), "
+        "interleaved with this one and the floor",
+    )
     parser.add_argument("--httpx-floor", nargs=5, metavar="X", help=argparse.SUPPRESS)
     parser.add_argument("--read-runs", nargs=2, metavar=("NOW", "BASE"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -199,7 +214,11 @@ def main() -> int:
             bytecode.warm()
             sys.stderr.write(f"benchmark: bytecode cache warmed in {time.perf_counter() - started:.1f} s\n")
         tls = Certificates(Path(cache) / "tls").made()
-        rows = list(Benchmark(arguments.quick, set(arguments.only), arguments.profile, tls).rows())
+        rows = list(
+            Benchmark(
+                arguments.quick, set(arguments.only), arguments.profile, tls, arguments.before or ""
+            ).rows()
+        )
     if not arguments.quick:
         Targets().apply(rows)
     sys.stdout.write(Table(rows).text())

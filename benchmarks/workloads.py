@@ -418,3 +418,133 @@ class Startup:
                 f"cached bytecode compiled at each start): best {cold:.3f} s"
             )
         return row
+
+
+class Beside:
+    """Workload 7: convy beside the standard-library floor (floor.py), and beside the
+    convy of another checkout's sources (`before`, on PYTHONPATH) when given, each played in turn in
+    one run — small and large at L = 0, small at L = 100 ms (T = 3, C = 8), `runs` times each (the
+    median kept) — so the machine's load moves them alike. Per player: the CPU per request with the
+    start-up and the shut-down taken out, (CPU at `large` − CPU at `small`) / the extra requests; the
+    peak RSS at `large`; wall over the ideal bound at 100 ms latency; and each as a ratio to the
+    floor's."""
+
+    TURNS = 3
+    AT_ONCE = 8
+    LATENCY = 0.1
+
+    def __init__(self, number: str, small: int, large: int, runs: int, before: str = "") -> None:
+        self.number = number
+        self.small = small
+        self.large = large
+        self.runs = runs
+        self.before = before
+
+    def players(self) -> list[tuple[str, str | None]]:
+        """(name, convy's sources on PYTHONPATH: "" this one, None the floor)."""
+        found: list[tuple[str, str | None]] = [("floor", None)]
+        if self.before:
+            found.append(("before", str(Path(self.before).resolve())))
+        return [*found, ("convy", "")]
+
+    def measured(self, servers: LatencyServers, folder: Path, attempts: int, source: str | None) -> Measured:
+        play = Play(self.number, attempts, self.TURNS, servers.latency, self.AT_ONCE)
+        environ = dict(Child.environ)
+        if source:
+            environ["PYTHONPATH"] = source
+        if source is None:
+            command = [
+                sys.executable,
+                str(HERE / "floor.py"),
+                servers.urls["agent"] + "/v1/chat/completions",
+                servers.urls["models"] + "/v1/chat/completions",
+                str(attempts),
+                str(self.TURNS),
+                str(self.AT_ONCE),
+            ]
+        else:
+            project = BenchProject(folder / "project", 10, self.TURNS).write().folder
+            command = play.command(servers, project, folder / "results", attempts // 10)
+        measured = Child(command, folder, environ, servers.reset).measured()
+        stats = servers.stats()
+        measured.requests = stats["agent"]["requests"] + stats["models"]["requests"]
+        arrivals = sorted(stats["agent"]["arrivals"] + stats["models"]["arrivals"])
+        measured.fixed = (
+            (stats["started"] + arrivals[0] - measured.began)
+            + (measured.began + measured.wall - (stats["started"] + arrivals[-1] + servers.latency))
+            if arrivals
+            else 0.0
+        )
+        return measured
+
+    def row(self) -> Row:
+        players = self.players()
+        kept: dict[tuple[str, str], list[Measured]] = {}
+        settings = (
+            ("small", self.small, 0.0),
+            ("large", self.large, 0.0),
+            ("latency", self.small, self.LATENCY),
+        )
+        with (
+            LatencyServers(0.0) as fast,
+            LatencyServers(self.LATENCY) as slow,
+            tempfile.TemporaryDirectory() as temp,
+        ):
+            for run in range(self.runs):
+                for setting, attempts, latency in settings:
+                    for name, source in players:
+                        here = Path(temp) / f"{name}-{setting}-{run}"
+                        here.mkdir()
+                        servers = slow if latency else fast
+                        kept.setdefault((name, setting), []).append(
+                            self.measured(servers, here, attempts, source)
+                        )
+        row = Row(self.number, f"beside the floor: A={self.small}/{self.large}, T=3, C=8, L=0 and 100ms")
+        expected = {s: a * (2 * self.TURNS + 1) for s, a, _ in settings}
+        figures: dict[str, dict[str, float]] = {}
+        ideal = Play(self.number, self.small, self.TURNS, self.LATENCY, self.AT_ONCE).ideal(self.small)
+        for name, _ in players:
+
+            def median(setting: str, key: str, name: str = name) -> float:
+                values = sorted(getattr(m, key) for m in kept[(name, setting)])
+                return float(values[len(values) // 2])
+
+            for setting, _, _ in settings:
+                for m in kept[(name, setting)]:
+                    row.done(
+                        f"{name} {setting}: exit {m.code}, requests {m.requests}/{expected[setting]}",
+                        m.code == 0 and m.requests == expected[setting],
+                    )
+            extra = expected["large"] - expected["small"]
+            figures[name] = {
+                "cpu_ms": 1000 * (median("large", "cpu") - median("small", "cpu")) / extra,
+                "rss": median("large", "rss_mb"),
+                "ratio": median("latency", "wall") / ideal,
+                "fixed": median("latency", "fixed"),
+                "small_cpu": median("small", "cpu"),
+                "small_wall": median("small", "wall"),
+            }
+        floor = figures["floor"]
+        lines = [
+            f"{'':8} | CPU ms/req (start-up removed) | × floor | peak RSS MB (A={self.large}) | "
+            f"wall/ideal L=100ms A={self.small} | start+end s | "
+            f"CPU s A={self.small} L=0 | wall s A={self.small} L=0"
+        ]
+        for name, f in figures.items():
+            lines.append(
+                f"{name:8} | {f['cpu_ms']:.3f} | {f['cpu_ms'] / floor['cpu_ms']:.1f} | {f['rss']:.1f} | "
+                f"{f['ratio']:.3f} | {f['fixed']:.3f} | {f['small_cpu']:.3f} | {f['small_wall']:.3f}"
+            )
+        row.notes.append(f"medians of {self.runs} runs, played in turn:\n     " + "\n     ".join(lines))
+        mine = figures["convy"]
+        row.figures.update(
+            cpu_ms_net=mine["cpu_ms"],
+            rss=mine["rss"],
+            ratio=mine["ratio"],
+            ideal=ideal,
+            fixed=mine["fixed"],
+            vs_floor=mine["cpu_ms"] / floor["cpu_ms"],
+            floor_ratio=floor["ratio"],
+            floor_cpu_ms=floor["cpu_ms"],
+        )
+        return row

@@ -1,6 +1,6 @@
 """The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label,
-redteam — the only place that prints and picks exit codes. It uses the engine through its public names, as
-any program built on it would; what each subcommand does is in convy.command."""
+draft, redteam — the only place that prints and picks exit codes. It uses the engine through its public
+names, as any program built on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
 
@@ -11,21 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convy import (
-    SETTING_NAMES,
-    CommandLine,
-    ConfigurationError,
-    ExitCodes,
-    Flags,
-    Startup,
-    Subcommand,
-    Untrusted,
-)
+from convy import SETTING_NAMES, ConfigurationError, Flags, Sources
 from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
+from convy.command.drafting import MODEL as DRAFT
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
 from convy.command.redteaming import PROJECT as REDTEAM
+from convy.tools import CommandLine, ExitCodes, Startup, Subcommand, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 EXIT_CLOSED = 141
@@ -162,7 +155,7 @@ class Command:
             "measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
             "Today's judge decides every labelled transcript's claims (judge calls only; a decision of an "
             "earlier calibration with the same judge, transcript and claims is reused), set against the "
-            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95%% bootstrap "
+            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95% bootstrap "
             "interval, false passes and false fails, and every disagreement. Written to "
             "results/calibration/<id>/.",
             WRITE_EXITS,
@@ -225,10 +218,54 @@ class Command:
             "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
         )
         Flags(LABEL).add_to(label)
+        draft = command(
+            "draft",
+            "write scenarios from recorded conversations (traces, logs, chat logs, run folders)",
+            "Write one scenario file per recorded conversation into --to: its user's messages as turns (a "
+            "replay), `source`, `tags: [drafted]` and the claims (--claim, or drafted by a model with "
+            "--brief). SOURCE is an OTLP JSON trace or log file, a chat log (JSON Lines of "
+            '{"messages": [...]}) or a run folder. Personal data is masked unless --keep-pii; a file '
+            "that is there already is left as it is.",
+            WRITE_EXITS,
+        )
+        draft.add_argument("sources", nargs="*", metavar="SOURCE", help="files and run folders to draft from")
+        draft.add_argument(
+            "--to", default="scenarios/drafted", metavar="DIR", help="where (default: scenarios/drafted)"
+        )
+        draft.add_argument(
+            "--claim", action="append", default=[], metavar="TEXT", help="a claim every scenario gets"
+        )
+        draft.add_argument(
+            "--brief", action="store_true", help="a model drafts each scenario's brief and claims, to review"
+        )
+        draft.add_argument(
+            "--where",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="keep conversations with this span attribute or chat-log metadata (e.g. feedback=negative)",
+        )
+        draft.add_argument(
+            "--limit", type=int, default=0, metavar="N", help="keep the N latest conversations"
+        )
+        draft.add_argument("--keep-pii", action="store_true", help="do not mask personal data")
+        draft.add_argument(
+            "--phoenix", default="", metavar="URL", help="read a project of Arize Phoenix at URL"
+        )
+        draft.add_argument(
+            "--project",
+            dest="project_name",
+            default="",
+            metavar="NAME",
+            help="the Phoenix project (with --phoenix)",
+        )
+        Flags(DRAFT).add_to(draft)
         return parser
 
     def exit_code(self) -> int:
         arguments = self.parser().parse_args(self._argv)
+        for stray in Sources({}, self._environ, Path.cwd()).strays():
+            self._console.err.write(f"convy: warning: {stray}\n")
         try:
             return self.done(arguments)
         except ConfigurationError as error:
@@ -272,6 +309,10 @@ class Command:
                 from convy.command.labelling import Labelling
 
                 return Labelling(self._console, self._environ).exit_code(arguments)
+            case "draft":
+                from convy.command.drafting import Drafting
+
+                return Drafting(self._console, self._environ).exit_code(arguments)
         return EXIT_CONFIG
 
 

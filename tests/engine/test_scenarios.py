@@ -349,3 +349,43 @@ def test_a_merge_key_shares_keys_between_scenarios_without_a_false_repeat(tmp_pa
         ("one", "You are Dana.", 1, (4,)),
         ("two", "You are Dana.", 5, (4,)),
     ]
+
+
+def test_source_says_where_a_scenario_was_drafted_from(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "scenarios/drafted.yaml",
+        "name: drafted\nsource: {file: traces.jsonl, trace: abc, session: s-1, index: 2}\n"
+        "turns: [hi]\nclaims: [c]\n",
+    )
+    write(
+        tmp_path,
+        "scenarios/kept.yaml",
+        "name: kept\nsource: {run: results/a/1, index: 3}\nturns: [hi]\nclaims: [c]\n",
+    )
+    found = {d.scenario.name: d.scenario for d in Scenarios(tmp_path).all()}
+    assert found["drafted"].source.text() == "traces.jsonl, trace abc, session s-1, #2"
+    assert found["kept"].source.text() == "results/a/1, #3"
+    plain = Scenario(user="u", claims=("c",))
+    assert plain.source.text() == ""
+    assert (
+        found["drafted"].fingerprint()
+        == msgspec.structs.replace(found["drafted"], source=plain.source).fingerprint()
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("{file: a.jsonl, bogus: 1}", "bogus"),
+        ("{file: a.jsonl, run: results/a/1}", "more than one"),
+        ("{file: a.jsonl, index: -1}", "source.index"),
+        ("{file: a.jsonl, index: first}", "index"),
+    ],
+)
+def test_a_bad_source_is_an_error_at_its_file_and_line(tmp_path: Path, source: str, said: str) -> None:
+    write(tmp_path, "scenarios/bad.yaml", f"name: bad\nturns: [hi]\nsource: {source}\nclaims: [c]\n")
+    with pytest.raises(ConfigurationError) as raised:
+        Scenarios(tmp_path).all()
+    assert raised.value.where.startswith("scenarios/bad.yaml:")
+    assert said in raised.value.message

@@ -9,8 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import convy
-from convy import ConfigurationError, Flags, Plural, Sources
+import convy.runs
+from convy import ConfigurationError, Flags, Sources
 from convy.command.console import Console
+from convy.tools import Plural
 
 EXIT_PASS = 0
 PROJECT = ("project", "scenarios")
@@ -33,14 +35,14 @@ class Redteaming:
             raise ConfigurationError(
                 "--purpose", "is missing: say what the agent is for (or give --keep RUN to keep a run's wins)"
             )
-        team = convy.RedTeam(
+        team = convy.runs.RedTeam(
             purpose=arguments.purpose,
             categories=tuple(arguments.categories.split(",")) if arguments.categories else (),
             per_category=arguments.per_category,
             seed=arguments.seed,
         )
         drafts = team.drafts()
-        written = convy.Written.of(
+        written = convy.runs.WrittenFiles.of(
             drafts, Path(arguments.to) if arguments.to else self.project(arguments).root / ATTACKS
         )
         self.said(written, "attack scenario")
@@ -52,7 +54,7 @@ class Redteaming:
         console = self._console
         project = self.project(arguments)
         run = console.stored(Path(arguments.keep), arguments.keep)
-        keeping = convy.KeptAttacks(run, project.every())
+        keeping = convy.runs.KeptAttacks(run, project.every())
         for name in keeping.missing():
             console.err.write(
                 f"convy: warning: the scenario `{name}` is no longer in the project: its wins are not kept\n"
@@ -62,7 +64,7 @@ class Redteaming:
             console.out.write(f"convy: no attack succeeded in {arguments.keep}: nothing to keep\n")
             return EXIT_PASS
         target = Path(arguments.to) if arguments.to else project.root / KEPT
-        self.said(convy.Written.of(drafts, target), "kept attack")
+        self.said(convy.runs.WrittenFiles.of(drafts, target), "kept attack")
         return EXIT_PASS
 
     def project(self, arguments: argparse.Namespace) -> convy.Project:
@@ -70,7 +72,7 @@ class Redteaming:
         sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
         return convy.Project(sources.settings(), sources, self._environ)
 
-    def said(self, written: convy.Written, noun: str) -> None:
+    def said(self, written: convy.runs.WrittenFiles, noun: str) -> None:
         out = self._console.out
         for path in written.wrote:
             out.write(f"convy: wrote {self.shown(path)}\n")

@@ -110,9 +110,13 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     failed: int
     no_verdict: int
     failing: tuple[FailingClaim, ...] = ()
+    failures: tuple[Reason, ...] = ()
+    """The commonest reason the agent failed its attempts, with the service's words (empty: none)."""
     seconds: Spread = Spread()
     rejudged: bool = False
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""
+    source: str = ""
+    """Where the scenario was drafted from (its `source` key); "" written by hand."""
     first: Tally = msgspec.field(default_factory=lambda: Tally(held=0, judged=0))
     """The attempts of the first round (index < repeat): what decided whether more were played."""
     unheld: tuple[Traced, ...] = ()

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import msgspec
 import yaml
 
-from convy.conduct.redteam import Drafted
+from convy.conduct.redteam import AttackText
 from convy.play.outcome import Failed, Outcome, Verdict
 from convy.project.document import Declaration
 from convy.project.scenario import Check, Scenario
@@ -23,7 +23,7 @@ class Won(msgspec.Struct, frozen=True):
     outcome: Outcome
     scenario: Scenario
 
-    def scenario_text(self, run: str) -> Drafted:
+    def scenario_text(self, run: str) -> AttackText:
         scenario, outcome = self.scenario, self.outcome
         name = f"{scenario.name}-kept-{run}-{outcome.index + 1}"
         attack = scenario.attack
@@ -46,7 +46,7 @@ class Won(msgspec.Struct, frozen=True):
             "# where the attack succeeded. It replays the attacker's messages; no user model is asked.\n"
         )
         text = head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=1000)
-        return Drafted(name=f"{name}.yaml", text=text)
+        return AttackText(name=f"{name}.yaml", text=text)
 
     def check(self, check: Check) -> dict[str, object]:
         """A check as its file declares it: its one key, and `in: last` when it looks at the last turn."""
@@ -84,7 +84,7 @@ class KeptAttacks(msgspec.Struct, frozen=True):
             case _:
                 return False
 
-    def drafts(self) -> tuple[Drafted, ...]:
+    def drafts(self) -> tuple[AttackText, ...]:
         """One scripted scenario per attack that succeeded, in the run's order."""
         return tuple(won.scenario_text(self.run.name) for won in self.won())
 

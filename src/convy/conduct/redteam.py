@@ -18,21 +18,21 @@ TURNS = 8
 """The most messages a drafted attack may send (`max_turns`)."""
 
 
-class Drafted(msgspec.Struct, frozen=True):
+class AttackText(msgspec.Struct, frozen=True):
     """One scenario file to write: its file name and its text."""
 
     name: str
     text: str
 
 
-class Written(msgspec.Struct, frozen=True):
+class WrittenFiles(msgspec.Struct, frozen=True):
     """What writing drafted files did: the files written, and those left as they were (there already)."""
 
     wrote: tuple[Path, ...] = ()
     left: tuple[Path, ...] = ()
 
     @classmethod
-    def of(cls, drafts: tuple[Drafted, ...], folder: Path) -> Written:
+    def of(cls, drafts: tuple[AttackText, ...], folder: Path) -> WrittenFiles:
         """`drafts` written into `folder` (made when missing), none over a file that is there."""
         folder.mkdir(parents=True, exist_ok=True)
         wrote: list[Path] = []
@@ -70,14 +70,14 @@ class RedTeam(msgspec.Struct, frozen=True, kw_only=True):
                 )
         return tuple(dict.fromkeys(given)) or catalogue.ids
 
-    def drafts(self) -> tuple[Drafted, ...]:
+    def drafts(self) -> tuple[AttackText, ...]:
         """The files, in the catalogue's order: `<category>-s<seed>-<n>.yaml`."""
         if not self.purpose.strip():
             raise ConfigurationError("--purpose", "is empty: say what the agent is for, in a few words")
         if self.per_category < 1:
             raise ConfigurationError("--per-category", f"is {self.per_category}: it must be 1 or more")
         catalogue = Catalogue.shipped()
-        drafts: list[Drafted] = []
+        drafts: list[AttackText] = []
         for name in self.chosen():
             category = catalogue.category(name)
             draw = random.Random(f"{self.seed}:{name}")
@@ -102,5 +102,5 @@ class RedTeam(msgspec.Struct, frozen=True, kw_only=True):
                     "# Add claims or checks (`not_tool: issue_refund`) that say what resisting means here.\n"
                 )
                 text = head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=1000)
-                drafts.append(Drafted(name=f"{scenario}.yaml", text=text))
+                drafts.append(AttackText(name=f"{scenario}.yaml", text=text))
         return tuple(drafts)

@@ -65,6 +65,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def planned(
         cls,
+        *,
         folder: Path,
         agent: str,
         declarations: tuple[Declaration, ...],
@@ -92,12 +93,14 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 category=d.scenario.attack.category,
                 dialogue=d.scenario.dialogue(),
                 criteria=d.scenario.criteria(),
+                source=d.scenario.source.text(),
             )
             for d in declarations
         )
         shard = Shard() if part.whole else Shard(index=part.index, count=part.count, scenarios=entries)
         played = part.chosen(entries)
-        others = tuple(entry.name for entry in entries if entry not in played)
+        chosen = {entry.name for entry in played}
+        others = tuple(entry.name for entry in entries if entry.name not in chosen)
         spec = RunSpec(
             agent=agent,
             scenarios=played,

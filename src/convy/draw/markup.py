@@ -36,14 +36,17 @@ class Tag(msgspec.Struct, frozen=True):
 
     def of(self, *children: str | Html) -> Html:
         """The element with these children: a `str` escaped, Html as it is."""
-        inside = "".join(
-            child if isinstance(child, Html) else html.escape(Untrusted(text=child).page(), quote=False)
-            for child in children
-        )
         start = f"<{self.name}{self.written()}>"
         if self.name in VOID:
             return Html(start)
-        return Html(f"{start}{inside}</{self.name}>")
+        # one join of the start, the children and the end: a page's text is copied once a level
+        parts = [start]
+        parts.extend(
+            child if isinstance(child, Html) else html.escape(Untrusted(text=child).page(), quote=False)
+            for child in children
+        )
+        parts.append(f"</{self.name}>")
+        return Html("".join(parts))
 
     def written(self) -> str:
         parts = []

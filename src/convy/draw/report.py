@@ -157,7 +157,7 @@ class Report(msgspec.Struct, frozen=True):
         claims = " ".join(f.claim for f in c.failing)
         return PageRow(
             cells=(
-                Cell(text=c.name),
+                Cell(text=f"{c.name} (drafted from {c.source})" if c.source else c.name),
                 Cell(text=result.label(), tone=result.tone(), badge=True),
                 Cell(text=Percent(number=c.rate).text()),
                 Cell(text=Counted(tally=c.tally).short()),
@@ -168,7 +168,7 @@ class Report(msgspec.Struct, frozen=True):
                 Cell(text=c.cost.text()),
             ),
             status=result.status(),
-            search=f"{c.name} {c.file} {result.label()} {claims}",
+            search=f"{c.name} {c.file} {c.source} {result.label()} {claims}",
             anchor=Anchor(c.name).id(),
         )
 

@@ -34,6 +34,10 @@ UNSAFE = str.maketrans(
 """Control characters (tab, line feed, vertical tab and form feed aside) and bidirectional overrides,
 which can hide or reorder what a reader sees: each becomes U+FFFD."""
 
+ANY_UNSAFE = re.compile("[" + "".join(re.escape(chr(code)) for code in UNSAFE) + "]")
+"""Whether a text holds any of UNSAFE (a carriage return among them): most hold none, and a search
+is quicker than a translation."""
+
 PLAIN = str.maketrans(
     {
         "&": "&amp;",
@@ -120,6 +124,8 @@ class Untrusted(Data, frozen=True, kw_only=True):
         return self._clean()
 
     def _clean(self) -> str:
+        if ANY_UNSAFE.search(self.text) is None:
+            return self.text
         return self.text.replace("\r\n", "\n").replace("\r", "\n").translate(UNSAFE)
 
     def _cut(self, text: str, limit: int) -> str:

@@ -54,7 +54,7 @@ class LastLine(msgspec.Struct, frozen=True):
         return word.casefold() == prompts.FINISHED.casefold()
 
 
-class Brief(Protocol):
+class UserBrief(Protocol):
     """The simulated user's system text: who it plays and what it is after."""
 
     def system(self, turns: int) -> str:
@@ -114,7 +114,7 @@ class SimulatedUser(msgspec.Struct, frozen=True):
     scenario: Scenario
     max_turns: int = 0
 
-    def brief(self) -> Brief:
+    def brief(self) -> UserBrief:
         """Who the model plays: the scenario's attacker, else its person."""
         if self.scenario.attack:
             return Attacker(self.scenario, self.max_turns or self.scenario.max_turns)

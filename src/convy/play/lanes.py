@@ -52,12 +52,9 @@ class Lanes(httpx.AsyncBaseTransport):
             raise
         if not isinstance(response.stream, httpx.AsyncByteStream):
             raise TypeError("an async transport answered with a synchronous stream")
-        return httpx.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=GivenBack(response.stream, self, lane),
-            extensions=response.extensions,
-        )
+        # the lane's own response, its body wrapped (as httpx's client wraps it): no second copy
+        response.stream = GivenBack(response.stream, self, lane)
+        return response
 
     async def aclose(self) -> None:
         self._keep = 0

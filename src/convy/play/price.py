@@ -1,57 +1,41 @@
 """What an attempt cost in money: a model's price by its name and the provider its URL points at
-(the `prices` setting first, then the kept price library, genai-prices, imported only when a price
-is looked up), and the prices of a run's user, judge and agent models, which give an Outcome its
+(the `prices` setting first, then the kept price library, genai-prices, its data read only when a
+price is looked up), and the prices of a run's user, judge and agent models, which give an Outcome its
 Cost.
 
 A model with no known price costs None (unknown), never $0."""
 
 from __future__ import annotations
 
+import datetime
+import functools
 import importlib.metadata
 
 import msgspec
 
 from convy.play.agent import Usage
 from convy.play.outcome import Cost, Outcome
+from convy.play.pricelist import LIBRARY, PriceList, Shipped
 from convy.project.prices import Price, PriceTable
-
-LIBRARY = "genai-prices"
-"""The price library: the Pydantic team's, looked up by model name and provider (decision 29)."""
-
-SAMPLE = 1_000
-"""Tokens priced to read a rate per million: few enough to stay under any long-context tier."""
 
 NEVER_ASKED = Price(input=0.0, output=0.0)
 """The price of a model with no name: the run never asks it (a run that would is refused)."""
 
 
 class Library(msgspec.Struct, frozen=True):
-    """genai-prices, imported on the first price looked up (never by `convy --help`)."""
+    """genai-prices' data, read on the first price looked up (never by `convy --help`), without
+    importing the library (decision 57)."""
 
     def price(self, name: str, url: str = "") -> Price | None:
         """The model's price at the provider `url` points at (api.openai.com: openai,
         openrouter.ai: openrouter...); by the name alone when no provider's API is at that URL
         (a local server, a gateway). None when the library does not know the model."""
-        from genai_prices import Usage as Used
-        from genai_prices import calc_price
-        from genai_prices.data_snapshot import get_snapshot
+        return self.prices().price(name, url, datetime.datetime.now(datetime.UTC))
 
-        provider: str | None = None
-        if url:
-            try:
-                provider = get_snapshot().find_provider(None, None, url).id
-            except LookupError:
-                provider = None
-
-        def rate(input: int, output: int) -> float:
-            used = Used(input_tokens=input, output_tokens=output)
-            return float(calc_price(used, name, provider_id=provider).total_price)
-
-        try:
-            per = 1_000_000 / SAMPLE
-            return Price(input=rate(SAMPLE, 0) * per, output=rate(0, SAMPLE) * per)
-        except LookupError:
-            return None
+    @functools.cache  # noqa: B019 - every Library is equal: read once a process
+    def prices(self) -> PriceList:
+        """The price library's data, read once a process (and from the cache file once a release)."""
+        return Shipped().prices()
 
     def version(self) -> str:
         """`genai-prices 0.2.3`: what run.json records as the prices' source."""

@@ -12,7 +12,8 @@ import yaml
 from yaml.reader import ReaderError
 
 from convy.errors import ConfigurationError
-from convy.project.scenario import Attack, Check, Graded, Origin, Scenario
+from convy.project.choices import Choices
+from convy.project.scenario import Attack, Check, DraftedFrom, Graded, Scenario
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's loader where PyYAML was built with it (its wheels are): about ten times faster than the
@@ -234,6 +235,7 @@ class Document(msgspec.Struct, frozen=True):
         """msgspec's error as a ConfigurationError at the line of the key or item it is about."""
         text, _, at = str(error).partition(" - at `")
         path = at.removesuffix("`") or "$"
+        text = Choices(Scenario, path).said(text)
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", text)
         if unknown is not None:
             kind: type[msgspec.Struct] = (
@@ -243,7 +245,7 @@ class Document(msgspec.Struct, frozen=True):
                 if ".checks[" in path
                 else Attack
                 if path.endswith(".attack")
-                else Origin
+                else DraftedFrom
                 if path.endswith(".source")
                 else Scenario
             )

@@ -189,7 +189,7 @@ class Check(Declared, frozen=True, kw_only=True):
         return part
 
 
-class Origin(Declared, frozen=True, kw_only=True):
+class DraftedFrom(Declared, frozen=True, kw_only=True):
     """Where a scenario was drafted from (`convy draft`, `convy redteam --keep`): a recording's
     `file` or `url`, or a convy `run` folder; the `trace` and `session` of the conversation there,
     and its `index` among that source's conversations (a run's attempt index). Empty: written by
@@ -236,8 +236,8 @@ class Scenario(Declared, frozen=True, kw_only=True):
     turns: tuple[str, ...] = ()
     max_turns: int = 0
     tags: tuple[str, ...] = ()
-    source: Origin = Origin()
-    """Where the scenario was drafted from; it plays no part in the dialogue."""
+    source: DraftedFrom = DraftedFrom()
+    """Where the scenario was drafted from (shown in the report); it plays no part in the dialogue."""
 
     def __post_init__(self) -> None:
         if not self.user.strip() and not self.turns and not self.opening.strip() and not self.attack:

@@ -71,6 +71,8 @@ class ScenarioEntry(Data, frozen=True, kw_only=True):
     turns); "" unknown (a format-1 folder)."""
     criteria: str = ""
     """The fingerprint of what decides how a dialogue is judged (claims, checks); "" unknown."""
+    source: str = ""
+    """Where the scenario was drafted from, as its `source` key says it; "" written by hand."""
     against: Against | None = None
     """In a staged run, the baseline's tally the scenario's stages were decided against (None: it
     played `repeat` attempts, plainly)."""
