@@ -22,7 +22,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-VARIANTS = ("httpx", "httpx-aiohttp", "floor")
+VARIANTS = ("httpx", "httpx-aiohttp", "kept", "floor")
 
 
 def child(variant: str, agent: str, models: str, attempts: int) -> None:
@@ -42,6 +42,10 @@ def child(variant: str, agent: str, models: str, attempts: int) -> None:
             from httpx_aiohttp import AiohttpTransport
 
             transport = AiohttpTransport(limits=httpx.Limits(max_connections=16))
+        if variant == "kept":
+            from convy.play.kept import KeptTransport
+
+            transport = KeptTransport(False, keep=16)
         started = time.process_time()
         brief = {"role": "system", "content": "You are a customer of an online shop. " * 20}
         answered = 0

@@ -23,7 +23,7 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import Checked, Judge
-from convy.play.lanes import Lanes
+from convy.play.kept import KeptTransport
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
@@ -341,9 +341,6 @@ class Clients(msgspec.Struct, frozen=True):
         verify = httpx.create_ssl_context() if secure else False
         return httpx.AsyncClient(
             timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),
-            limits=httpx.Limits(
-                max_connections=4 * self.concurrency, max_keepalive_connections=2 * self.concurrency
-            ),
             verify=verify,
-            mounts={"all://": Lanes(verify, keep=2 * self.concurrency)},
+            transport=KeptTransport(verify, keep=2 * self.concurrency),
         )
