@@ -182,21 +182,19 @@ class Sending:
                 chunked = True
         lines.append(b"\r\n")
         writer = self._wire.writer
-        writer.write(b"".join(lines))
         stream = request.stream
-        if isinstance(stream, httpx.ByteStream):
-            body = bytes(stream._stream)  # noqa: SLF001
-            if body:
-                writer.write(body)
-        elif isinstance(stream, httpx.AsyncByteStream):
-            async for part in stream:
-                if not part:
-                    continue
-                writer.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
-            if chunked:
-                writer.write(b"0\r\n\r\n")
-        else:
+        if not isinstance(stream, httpx.AsyncByteStream):
             raise TypeError("an async transport was given a synchronous request body")
+        if not chunked:
+            # the head and the body in one write: one segment, one wake-up of the server
+            lines += [part async for part in stream]
+            writer.write(b"".join(lines))
+        else:
+            writer.write(b"".join(lines))
+            async for part in stream:
+                if part:
+                    writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+            writer.write(b"0\r\n\r\n")
         if writer.transport.get_write_buffer_size() == 0:
             return
         try:
