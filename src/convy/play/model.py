@@ -8,6 +8,7 @@ user message."""
 
 from __future__ import annotations
 
+import functools
 from typing import Literal, Protocol
 
 import httpx
@@ -179,8 +180,7 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def endpoint(self) -> httpx.URL:
         """`{url}/chat/completions`, with the query of `url`."""
-        base = httpx.URL(self.url)
-        return base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+        return completions(self.url)
 
     @property
     def shown(self) -> str:
@@ -395,3 +395,12 @@ class Models(msgspec.Struct, frozen=True, kw_only=True):
     judge: Model
     panel: tuple[Model, ...] = ()
     later: tuple[Model, ...] = ()
+
+
+
+@functools.lru_cache(maxsize=64)
+def completions(base: str) -> httpx.URL:
+    """A model's chat-completions endpoint, `{base}/chat/completions` with the query of `base`,
+    worked out once for each base URL."""
+    url = httpx.URL(base)
+    return url.copy_with(path=url.path.rstrip("/") + "/chat/completions")
