@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import pytest
 
-from convy.play.kept import KeptTransport
+from convy.play.kept import KeptClient, KeptTransport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -214,3 +214,33 @@ def test_an_unknown_host_is_a_connect_error() -> None:
                 await client.get("http://no-such-host.invalid/")
 
     asyncio.run(main())
+
+
+async def sets_a_cookie(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while True:
+        asked = (await request_of(reader)).lower()
+        said = b"sent" if b"cookie: session=abc" in asked else b"none"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nSet-Cookie: session=abc; Path=/\r\nContent-Length: 4\r\n\r\n%s" % said
+            if b"/login" in asked.split(b"\r\n")[0]
+            else b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n%s" % said
+        )
+        await writer.drain()
+
+
+def test_a_cookie_set_by_an_answer_is_sent_back_until_the_jar_is_cleared() -> None:
+    async def main() -> list[str]:
+        served = Served(sets_a_cookie)
+        server = await asyncio.start_server(served.serve, "127.0.0.1", 0)
+        base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        try:
+            async with KeptClient(transport=KeptTransport(False)) as client:
+                said = [(await client.get(f"{base}/page")).text, (await client.get(f"{base}/login")).text]
+                said.append((await client.get(f"{base}/page")).text)
+                client.cookies.clear()
+                said.append((await client.get(f"{base}/page")).text)
+                return said
+        finally:
+            server.close()
+
+    assert asyncio.run(main()) == ["none", "none", "sent", "none"]

@@ -23,7 +23,7 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import Checked, Judge
-from convy.play.kept import KeptTransport
+from convy.play.kept import KeptClient, KeptTransport
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
@@ -339,7 +339,7 @@ class Clients(msgspec.Struct, frozen=True):
         urls = (self.url, self.judge_url or self.url, *self.panel)
         secure = not all(url.startswith("http://") for url in urls)
         verify = httpx.create_ssl_context() if secure else False
-        return httpx.AsyncClient(
+        return KeptClient(
             timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),
             verify=verify,
             transport=KeptTransport(verify, keep=2 * self.concurrency),

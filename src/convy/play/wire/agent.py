@@ -14,7 +14,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
-from convy.play.kept import KeptTransport
+from convy.play.kept import KeptClient, KeptTransport
 from convy.play.lanes import Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.adk import Adk
@@ -106,7 +106,7 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
 
     def client(self) -> httpx.AsyncClient:
         """A new client for one conversation at a time: one connection, kept for all its turns."""
-        return httpx.AsyncClient(
+        return KeptClient(
             timeout=httpx.Timeout(self.timeout),
             verify=self.verify,
             follow_redirects=False,
