@@ -56,7 +56,9 @@ async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
     while True:
         asked = await request_of(reader)
         body = asked.split(b"\r\n\r\n", 1)[1]
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
         await writer.drain()
 
 
@@ -105,7 +107,9 @@ async def once_then_closes(reader: asyncio.StreamReader, writer: asyncio.StreamW
     await writer.drain()
 
 
-def run(handler: Handler, use: Callable[[httpx.AsyncClient, str], Awaitable[object]]) -> tuple[object, Served]:
+def run(
+    handler: Handler, use: Callable[[httpx.AsyncClient, str], Awaitable[object]]
+) -> tuple[object, Served]:
     served = Served(handler)
 
     async def main() -> object:
@@ -244,3 +248,25 @@ def test_a_cookie_set_by_an_answer_is_sent_back_until_the_jar_is_cleared() -> No
             server.close()
 
     assert asyncio.run(main()) == ["none", "none", "sent", "none"]
+
+
+async def speaks_while_idle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await request_of(reader)
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    await writer.drain()
+    await asyncio.sleep(0.02)
+    writer.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+    await writer.drain()
+    await asyncio.sleep(1)
+
+
+def test_a_kept_connection_the_server_spoke_on_while_idle_is_not_used_again() -> None:
+    async def use(client: httpx.AsyncClient, url: str) -> object:
+        first = await client.post(url, content=b"x")
+        await asyncio.sleep(0.1)
+        second = await client.post(url, content=b"x")
+        return first.status_code, second.status_code
+
+    said, served = run(speaks_while_idle, use)
+    assert said == (200, 200)
+    assert served.connections == 2

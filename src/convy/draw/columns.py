@@ -44,7 +44,13 @@ class TextTable(msgspec.Struct, frozen=True):
         ]
         space = " " * pad
         lines = [
-            (begin + between.join(space + cell.ljust(width) + space for cell, width in zip(row, widths)) + end).rstrip()
+            (
+                begin
+                + between.join(
+                    space + cell.ljust(width) + space for cell, width in zip(row, widths, strict=True)
+                )
+                + end
+            ).rstrip()
             for row in [list(self.headers), *rows]
         ]
         rule = (left + cross.join(fill * (width + 2 * pad) for width in widths) + right).rstrip()
@@ -62,7 +68,7 @@ class Narrow(msgspec.Struct, frozen=True):
     def character(self, character: str) -> bool:
         code = ord(character)
         if code < 0x7F:
-            return 0x20 <= code
+            return code >= 0x20
         if not (0xA0 <= code < 0x1100 or 0x2000 <= code < 0x2600 or 0x2700 <= code < 0x2C00):
             return False
         return (

@@ -75,7 +75,9 @@ class Wire:
     def idle_ok(self) -> bool:
         """Whether a kept connection can still serve: the server has not closed it, nor sent
         anything while no request was waiting (which only a server hanging up does)."""
-        return not (self.writer.is_closing() or self.reader.at_eof() or self.reader._buffer)  # noqa: SLF001
+        # asyncio keeps what arrived unread in the reader's buffer, with no public way to ask
+        unread = getattr(self.reader, "_buffer", b"")
+        return not (self.writer.is_closing() or self.reader.at_eof() or unread)
 
     def close(self) -> None:
         self.reusable = False
@@ -138,7 +140,9 @@ class KeptTransport(httpx.AsyncBaseTransport):
         except ssl.SSLError as error:
             raise httpx.ConnectError(str(error) or type(error).__name__) from None
         except OSError as error:
-            said = f"[Errno {error.errno}] {os.strerror(error.errno)}" if error.errno and error.errno > 0 else ""
+            said = (
+                f"[Errno {error.errno}] {os.strerror(error.errno)}" if error.errno and error.errno > 0 else ""
+            )
             raise httpx.ConnectError(said or str(error) or type(error).__name__) from None
         return Wire(reader, writer)
 
