@@ -1,9 +1,10 @@
-"""httpx's transports measured (decision 58): `python benchmarks/transports.py [--rounds 3]`.
+"""httpx's transports measured (decisions 58 and 59): `python benchmarks/transports.py [--rounds 3]`.
 
 The same bare loop as workload 2's (children.HttpxFloor: C = 8 conversations at once, each T = 3
 rounds of a model and an agent request, then a judge request, A = 200 attempts, L = 0) made through
 one shared `httpx.AsyncClient` with httpx's own transport, then with httpx-aiohttp's
-`AiohttpTransport` (when installed), then with the standard library alone (floor.py's loop), each a
+`AiohttpTransport` (when installed), then with convy's own `KeptTransport` (decision 59), then with
+the standard library alone (floor.py's loop), each a
 child process of its own, in turn, `--rounds` times. Prints per variant the median CPU milliseconds
 per request after its imports, and its peak RSS (imports and play)."""
 

@@ -84,7 +84,7 @@ class Wire:
         self.writer.close()
 
 
-class Kept:
+class Idle:
     """The idle connections of one server (scheme, host, port), the most recently used last."""
 
     def __init__(self) -> None:
@@ -100,17 +100,17 @@ class KeptTransport(httpx.AsyncBaseTransport):
     def __init__(self, verify: ssl.SSLContext | bool = True, keep: int = 8) -> None:
         self._verify = verify
         self._keep = keep
-        self._servers: dict[tuple[bytes, bytes, int], Kept] = {}
+        self._servers: dict[tuple[bytes, bytes, int], Idle] = {}
         self._closed = False
 
-    def kept(self, url: httpx.URL) -> tuple[Kept, bytes, bytes, int]:
+    def kept(self, url: httpx.URL) -> tuple[Idle, bytes, bytes, int]:
         scheme = url.raw_scheme
         host = url.raw_host
         port = url.port or (443 if scheme == b"https" else 80)
         key = (scheme, host, port)
         kept = self._servers.get(key)
         if kept is None:
-            kept = self._servers[key] = Kept()
+            kept = self._servers[key] = Idle()
         return kept, scheme, host, port
 
     def tls(self) -> ssl.SSLContext:
@@ -167,7 +167,7 @@ class KeptTransport(httpx.AsyncBaseTransport):
             wire.close()
             raise
 
-    def give(self, wire: Wire, kept: Kept) -> None:
+    def give(self, wire: Wire, kept: Idle) -> None:
         """A connection whose answer was read whole: kept for the next request, or closed."""
         if wire.reusable and not self._closed and len(kept.idle) < self._keep and wire.idle_ok():
             kept.idle.append(wire)
@@ -250,7 +250,7 @@ class Receiving:
     read (by length, chunked, or to the connection's end)."""
 
     def __init__(
-        self, wire: Wire, request: httpx.Request, timeout: float | None, owner: KeptTransport, kept: Kept
+        self, wire: Wire, request: httpx.Request, timeout: float | None, owner: KeptTransport, kept: Idle
     ) -> None:
         self._wire = wire
         self._request = request
@@ -302,7 +302,7 @@ class Receiving:
             length = -1
         elif length < 0:
             wire.reusable = False
-        body = Body(wire, length, chunked, self._timeout, self._owner, self._kept)
+        body = Incoming(wire, length, chunked, self._timeout, self._owner, self._kept)
         if length == 0:
             body.done()
         return httpx.Response(
@@ -334,13 +334,13 @@ class Head:
         return int(code), reason, headers
 
 
-class Body(httpx.AsyncByteStream):
+class Incoming(httpx.AsyncByteStream):
     """A response's body as it is read: `length` bytes, chunked, or (length -1, not chunked) to the
     connection's end. Read whole, its connection goes back to the transport; closed before that, or
     broken, the connection is closed."""
 
     def __init__(
-        self, wire: Wire, length: int, chunked: bool, timeout: float | None, owner: KeptTransport, kept: Kept
+        self, wire: Wire, length: int, chunked: bool, timeout: float | None, owner: KeptTransport, kept: Idle
     ) -> None:
         self._wire = wire
         self._left = length
