@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import pytest
 
-from convy.play.kept import KeptClient, KeptTransport
+from convy.play.kept import KeptTransport
+from convy.play.keptclient import KeptClient
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

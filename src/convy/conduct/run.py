@@ -23,7 +23,8 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import Checked, Judge
-from convy.play.kept import KeptClient, KeptTransport
+from convy.play.kept import KeptTransport
+from convy.play.keptclient import KeptClient
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing

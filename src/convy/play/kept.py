@@ -15,11 +15,9 @@ answer or sent one that is not HTTP/1.1."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import ssl
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 
@@ -28,39 +26,6 @@ HEAD_BYTES = 256 * 1024
 PIECE = 64 * 1024
 """The most a body's part read at once holds."""
 NO_BODY = frozenset((204, 304))
-
-
-@functools.lru_cache(maxsize=512)
-def parsed(url: str) -> httpx.URL:
-    """`url` as httpx's URL, parsed once for each text a process sends to (httpx parses a URL given
-    as text on every request, the largest part of its own work per request)."""
-    return httpx.URL(url)
-
-
-class KeptClient(httpx.AsyncClient):
-    """httpx's client, whose cookie jar (SetCookies) reads an answer's cookies only when it sets
-    some: httpx hands every answer to the standard library's cookie jar through adapters of its
-    own, about a third of its work per request."""
-
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(**settings)
-        self._jar = SetCookies(settings.get("cookies"))
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return self._jar
-
-    @cookies.setter
-    def cookies(self, cookies: Any) -> None:
-        self._jar = SetCookies(cookies)
-
-
-class SetCookies(httpx.Cookies):
-    """A cookie jar that reads an answer's cookies only when it has a Set-Cookie header."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        if any(name.lower() == b"set-cookie" for name, _ in response.headers.raw):
-            super().extract_cookies(response)
 
 
 class Wire:

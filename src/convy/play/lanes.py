@@ -1,8 +1,9 @@
-"""Kept connections, lent out one holder at a time (decision 21): the agent's clients, each with one
-connection, lent to one conversation for all its turns and, during a run, handed to the next
-conversation once that one has closed, so a new conversation does not pay a new TCP connection or
-TLS handshake when a kept connection can serve it. A client never serves two holders at once. (The
-models' kept connections are their transport's: convy.play.kept, decision 59.)"""
+"""The agent's clients, lent out one conversation at a time (decision 21): each with one connection,
+kept for all its turns and, during a run, handed to the next conversation once that one has closed,
+so a new conversation pays no new TCP connection or TLS handshake when a kept one can serve it.
+
+A client never serves two holders at once. (The models' kept connections are their transport's:
+convy.play.kept, decision 59.)"""
 
 from __future__ import annotations
 

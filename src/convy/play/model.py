@@ -8,7 +8,6 @@ user message."""
 
 from __future__ import annotations
 
-import functools
 from typing import Literal, Protocol
 
 import httpx
@@ -19,6 +18,7 @@ from convy.errors import ConvyError
 from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
 from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
+from convy.play.keptclient import ADDRESSES
 
 Kind = Literal["failure", "timeout", "busy", "context", "unreadable"]
 
@@ -180,7 +180,7 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def endpoint(self) -> httpx.URL:
         """`{url}/chat/completions`, with the query of `url`."""
-        return completions(self.url)
+        return ADDRESSES.completions(self.url)
 
     @property
     def shown(self) -> str:
@@ -397,10 +397,3 @@ class Models(msgspec.Struct, frozen=True, kw_only=True):
     later: tuple[Model, ...] = ()
 
 
-
-@functools.lru_cache(maxsize=64)
-def completions(base: str) -> httpx.URL:
-    """A model's chat-completions endpoint, `{base}/chat/completions` with the query of `base`,
-    worked out once for each base URL."""
-    url = httpx.URL(base)
-    return url.copy_with(path=url.path.rstrip("/") + "/chat/completions")

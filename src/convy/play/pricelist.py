@@ -231,9 +231,7 @@ class Shipped(msgspec.Struct, frozen=True):
         if not version or data is None:
             return PriceList()
         stat = data.stat()
-        # one file per install: two environments of one user (each its own data module) never
-        # overwrite each other's file at every run
-        install = zlib.crc32(str(data).encode()) & 0xFFFFFFFF
+        install = zlib.crc32(str(data).encode())  # one file per install: two venvs never take turns
         kept = self.folder() / f"prices-{LIBRARY}-{version}-{install:08x}.json"
         with contextlib.suppress(OSError, msgspec.DecodeError, msgspec.ValidationError):
             found = msgspec.json.decode(kept.read_bytes(), type=PriceFile)
@@ -254,8 +252,8 @@ class Shipped(msgspec.Struct, frozen=True):
         return prices
 
     def version(self) -> str:
-        """The installed release, from its `.dist-info` folder's name beside the package (importing
-        importlib.metadata costs a run tens of milliseconds), else as importlib.metadata finds it."""
+        """The installed release, named by its `.dist-info` folder beside the package (importing
+        importlib.metadata costs tens of milliseconds), else as importlib.metadata finds it."""
         spec = importlib.util.find_spec("genai_prices")
         if spec is not None and spec.submodule_search_locations:
             beside = Path(next(iter(spec.submodule_search_locations))).parent

@@ -14,7 +14,8 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
-from convy.play.kept import KeptClient, KeptTransport
+from convy.play.kept import KeptTransport
+from convy.play.keptclient import KeptClient
 from convy.play.lanes import Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.adk import Adk
