@@ -1,292 +1,147 @@
 """convy: play conversation scenarios against an agent, judge them, keep every attempt.
 
-The public API is `__all__` and the module `convy.fakes`: every program built on the engine (the
-`convy` command, the GitHub Action) uses these names and no module of the engine's stages.
-Names load on first use, so a command starts fast."""
+The engine's face. A run is one use case, `Plan`: a client — the `convy` command, the GitHub Action,
+the pytest plugin, a program of one's own — brings its settings, its display and its stop signal,
+and gets back the reviewed run (the comparison, the gate's decision, the comment)::
+
+    import convy
+
+    with convy.Plan(folder=Path("shop"), flags={"repeat": 3}).opened() as opened:
+        reviewed = opened.prepared().played(convy.Terminal(sys.stdout))
+    print(reviewed.decision.headline)
+
+`__all__` holds the use case, settings, scenarios, the agent protocol, outcomes and errors. Three
+more faces hold what convy's own subcommands build on: `convy.runs` (run folders read back, merged,
+exported, reported), `convy.labels` (labels and the judge's calibration) and
+`convy.tools` (a command's start-up, command line and text); `convy.fakes` holds a working stand-in
+for every interface. Names load on first use, so a command starts fast."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from convy.lazy import Face
 from convy.release import VERSION
 
 __version__ = VERSION
 
-_HOMES = {
-    "Kept": "convy.draft.drafting",
-    "Recording": "convy.draft.drafting",
-    "PhoenixProject": "convy.draft.phoenix",
-    "Drafts": "convy.draft.drafting",
-    "Drafted": "convy.draft.drafting",
-    "Agent": "convy.play.agent",
-    "AgentFailure": "convy.play.agent",
-    "Ahead": "convy.conduct.prefetch",
-    "Answer": "convy.play.agent",
-    "AtomicFile": "convy.store.atomic",
-    "Busy": "convy.play.busy",
-    "Calibrated": "convy.conduct.calibrated",
-    "JudgeFingerprint": "convy.conduct.calibrated",
-    "KappaText": "convy.draw.judgeline",
-    "Calibration": "convy.conduct.calibration",
-    "CalibrationFile": "convy.conduct.calibrated",
-    "Call": "convy.play.agent",
-    "ClaimFigures": "convy.conduct.calibrated",
-    "Collector": "convy.store.otlp",
-    "CommandLine": "convy.project.commandline",
-    "CommentMarkdown": "convy.draw.markdown",
-    "Comparison": "convy.compare.comparison",
-    "ConfigurationError": "convy.errors",
-    "Conversation": "convy.play.agent",
-    "ConvyError": "convy.errors",
-    "Damage": "convy.store.attempts",
-    "Data": "convy.data",
-    "Decided": "convy.play.dialog",
-    "DemoServers": "convy.demo.servers",
-    "Estimating": "convy.conduct.estimate",
-    "ExitCodes": "convy.project.commandline",
-    "Flags": "convy.project.settings",
-    "GateDecision": "convy.compare.gate",
-    "Index": "convy.draw.report",
-    "Judge": "convy.play.dialog",
-    "LabelDraw": "convy.conduct.labelling",
-    "LabelName": "convy.conduct.labelling",
-    "LabelSink": "convy.conduct.labelling",
-    "LabelledRun": "convy.conduct.labelling",
-    "Links": "convy.draw.links",
-    "MERGED": "convy.store.merged:WHERE",
-    "Marker": "convy.draw.markdown",
-    "Message": "convy.play.agent",
-    "Model": "convy.play.model",
-    "ModelFailure": "convy.play.model",
-    "Models": "convy.play.model",
-    "NO_BASELINE": "convy.compare.comparison",
-    "NewerFormat": "convy.store.journal",
-    "NoBaseline": "convy.compare.comparison",
-    "OpenAiModel": "convy.play.model",
-    "Outcome": "convy.play.outcome",
-    "Plain": "convy.play.agent",
-    "Plural": "convy.words",
-    "Prefetch": "convy.conduct.prefetch",
-    "Prepared": "convy.conduct.session",
-    "Printed": "convy.draw.progress",
-    "Project": "convy.project.project",
-    "Provenance": "convy.store.runfile",
-    "Rate": "convy.compare.statistics",
-    "ReceiverRefused": "convy.store.otlp",
-    "Reply": "convy.play.model",
-    "Report": "convy.draw.report",
-    "Review": "convy.conduct.review",
-    "Reviewed": "convy.conduct.review",
-    "Run": "convy.conduct.run",
-    "RunId": "convy.conduct.run",
-    "RunInUse": "convy.store.lock",
-    "RunJournal": "convy.store.journal",
-    "RunTraces": "convy.store.traces",
-    "Runs": "convy.store.runs",
-    "RunsDiffer": "convy.compare.comparison",
-    "SECRET_LENGTH": "convy.play.errorbody",
-    "SETTING_DESCRIPTIONS": "convy.project.names:DESCRIPTIONS",
-    "SETTING_NAMES": "convy.project.names:ENGINE",
-    "SETTING_SECRETS": "convy.project.names:SECRETS",
-    "Scenario": "convy.project.scenario",
-    "ScenarioChange": "convy.compare.comparison",
-    "Session": "convy.conduct.session",
-    "Setting": "convy.project.settings",
-    "Settings": "convy.project.settings",
-    "Shards": "convy.store.merged",
-    "Slice": "convy.project.shard",
-    "Sources": "convy.project.sources",
-    "Staging": "convy.conduct.stages",
-    "Startup": "convy.startup",
-    "Stop": "convy.conduct.stop",
-    "Subcommand": "convy.project.commandline",
-    "StoredRun": "convy.store.runs",
-    "Summary": "convy.compare.summary",
-    "Summed": "convy.compare.summary",
-    "Tables": "convy.draw.tables",
-    "Tagged": "convy.data",
-    "Thought": "convy.play.agent",
-    "TraceLink": "convy.draw.links",
-    "TraceUrl": "convy.project.traceurl",
-    "Unknown": "convy.compare.statistics",
-    "Unlabelled": "convy.conduct.labelling",
-    "Untrusted": "convy.draw.untrusted",
-    "Usage": "convy.play.agent",
-}
-"""Where each public name lives: a module, or `module:attribute` for a name it has there."""
+_FACE = Face(
+    "convy",
+    {
+        # the use case: a project played, reviewed and gated, with the client's display and stop signal
+        "convy.conduct.plan": ("Opened", "Plan"),
+        "convy.conduct.ready": ("Interrupted", "Ready", "Reviewing"),
+        "convy.conduct.review": ("Reviewed",),
+        "convy.conduct.display": ("Display", "Silent", "Terminal"),
+        "convy.draw.progress": ("Printed",),
+        "convy.conduct.stop": ("NoSignal", "Signals", "StopSignal"),
+        # settings, and the project and scenarios they describe
+        "convy.project.settings": ("Flags", "Setting", "Settings"),
+        "convy.project.names": ("SETTING_DESCRIPTIONS", "SETTING_NAMES", "SETTING_SECRETS"),
+        "convy.project.sources": ("Sources",),
+        "convy.project.shard": ("Slice",),
+        "convy.project.project": ("Project",),
+        "convy.project.scenario": ("Scenario",),
+        "convy.project.selection": ("Selection",),
+        "convy.project.document": ("Declaration",),
+        "convy.project.written": ("scenario",),
+        # the agent protocol (a Python agent), and the models of the simulated user and the judge
+        "convy.play.agent": (
+            "Agent",
+            "AgentFailure",
+            "Answer",
+            "Call",
+            "Conversation",
+            "Message",
+            "Plain",
+            "Thought",
+            "Usage",
+        ),
+        "convy.play.busy": ("Busy",),
+        "convy.play.model": ("Model", "ModelFailure", "Models", "OpenAiModel", "Reply"),
+        "convy.play.dialog": ("Decided", "Judge"),
+        # outcomes: each attempt's, the run's summed, compared with a baseline, and the gate's decision
+        "convy.play.outcome": ("Outcome",),
+        "convy.store.runfile": ("Provenance",),
+        "convy.store.runs": ("StoredRun",),
+        "convy.compare.summary": ("Summary",),
+        "convy.compare.statistics": ("Rate", "Unknown"),
+        "convy.compare.comparison": (
+            "NO_BASELINE",
+            "Comparison",
+            "NoBaseline",
+            "RunsDiffer",
+            "ScenarioChange",
+        ),
+        "convy.compare.gate": ("GateDecision",),
+        # errors a client catches (RunsDiffer and Interrupted above)
+        "convy.errors": ("ConfigurationError", "ConvyError"),
+        "convy.store.journal": ("NewerFormat",),
+        "convy.store.lock": ("RunInUse",),
+    },
+)
 
-__all__ = [
-    "Agent",
-    "AgentFailure",
-    "Ahead",
-    "Answer",
-    "AtomicFile",
-    "Busy",
-    "Calibrated",
-    "Calibration",
-    "CalibrationFile",
-    "Call",
-    "ClaimFigures",
-    "Collector",
-    "CommandLine",
-    "CommentMarkdown",
-    "Comparison",
-    "ConfigurationError",
-    "Conversation",
-    "ConvyError",
-    "Damage",
-    "Data",
-    "Decided",
-    "DemoServers",
-    "Drafted",
-    "Drafts",
-    "Estimating",
-    "ExitCodes",
-    "Flags",
-    "GateDecision",
-    "Index",
-    "Judge",
-    "JudgeFingerprint",
-    "KappaText",
-    "Kept",
-    "LabelDraw",
-    "LabelName",
-    "LabelSink",
-    "LabelledRun",
-    "Links",
-    "MERGED",
-    "Marker",
-    "Message",
-    "Model",
-    "ModelFailure",
-    "Models",
-    "NO_BASELINE",
-    "NewerFormat",
-    "NoBaseline",
-    "OpenAiModel",
-    "Outcome",
-    "PhoenixProject",
-    "Plain",
-    "Plural",
-    "Prefetch",
-    "Prepared",
-    "Printed",
-    "Project",
-    "Provenance",
-    "Rate",
-    "ReceiverRefused",
-    "Recording",
-    "Reply",
-    "Report",
-    "Review",
-    "Reviewed",
-    "Run",
-    "RunId",
-    "RunInUse",
-    "RunJournal",
-    "RunTraces",
-    "Runs",
-    "RunsDiffer",
-    "SECRET_LENGTH",
-    "SETTING_DESCRIPTIONS",
-    "SETTING_NAMES",
-    "SETTING_SECRETS",
-    "Scenario",
-    "ScenarioChange",
-    "Session",
-    "Setting",
-    "Settings",
-    "Shards",
-    "Slice",
-    "Sources",
-    "Staging",
-    "Startup",
-    "Stop",
-    "StoredRun",
-    "Subcommand",
-    "Summary",
-    "Summed",
-    "Tables",
-    "Tagged",
-    "Thought",
-    "TraceLink",
-    "TraceUrl",
-    "Unknown",
-    "Unlabelled",
-    "Untrusted",
-    "Usage",
-]
+__all__ = _FACE.names()  # noqa: PLE0605 - each name is written once, in _FACE
 
 if TYPE_CHECKING:
-    from convy.compare.comparison import NO_BASELINE, Comparison, NoBaseline, RunsDiffer, ScenarioChange
-    from convy.compare.gate import GateDecision
-    from convy.compare.statistics import Rate, Unknown
-    from convy.compare.summary import Summary, Summed
-    from convy.conduct.calibrated import Calibrated, CalibrationFile, ClaimFigures, JudgeFingerprint
-    from convy.conduct.calibration import Calibration
-    from convy.conduct.estimate import Estimating
-    from convy.conduct.labelling import LabelDraw, LabelledRun, LabelName, LabelSink, Unlabelled
-    from convy.conduct.prefetch import Ahead, Prefetch
-    from convy.conduct.review import Review, Reviewed
-    from convy.conduct.run import Run, RunId
-    from convy.conduct.session import Prepared, Session
-    from convy.conduct.stages import Staging
-    from convy.conduct.stop import Stop
-    from convy.data import Data, Tagged
-    from convy.demo.servers import DemoServers
-    from convy.draft.drafting import Drafted, Drafts, Kept, Recording
-    from convy.draft.phoenix import PhoenixProject
-    from convy.draw.judgeline import KappaText
-    from convy.draw.links import Links, TraceLink
-    from convy.draw.markdown import CommentMarkdown, Marker
-    from convy.draw.progress import Printed
-    from convy.draw.report import Index, Report
-    from convy.draw.tables import Tables
-    from convy.draw.untrusted import Untrusted
-    from convy.errors import ConfigurationError, ConvyError
-    from convy.play.agent import (
-        Agent,
-        AgentFailure,
-        Answer,
-        Call,
-        Conversation,
-        Message,
-        Plain,
-        Thought,
-        Usage,
-    )
-    from convy.play.busy import Busy
-    from convy.play.dialog import Decided, Judge
-    from convy.play.errorbody import SECRET_LENGTH
-    from convy.play.model import Model, ModelFailure, Models, OpenAiModel, Reply
-    from convy.play.outcome import Outcome
-    from convy.project.commandline import CommandLine, ExitCodes, Subcommand
-    from convy.project.names import DESCRIPTIONS as SETTING_DESCRIPTIONS
-    from convy.project.names import ENGINE as SETTING_NAMES
-    from convy.project.names import SECRETS as SETTING_SECRETS
-    from convy.project.project import Project
-    from convy.project.scenario import Scenario
-    from convy.project.settings import Flags, Setting, Settings
-    from convy.project.shard import Slice
-    from convy.project.sources import Sources
-    from convy.project.traceurl import TraceUrl
-    from convy.startup import Startup
-    from convy.store.atomic import AtomicFile
-    from convy.store.attempts import Damage
-    from convy.store.journal import NewerFormat, RunJournal
-    from convy.store.lock import RunInUse
-    from convy.store.merged import WHERE as MERGED
-    from convy.store.merged import Shards
-    from convy.store.otlp import Collector, ReceiverRefused
-    from convy.store.runfile import Provenance
-    from convy.store.runs import Runs, StoredRun
-    from convy.store.traces import RunTraces
-    from convy.words import Plural
+    from convy.compare.comparison import NO_BASELINE as NO_BASELINE
+    from convy.compare.comparison import Comparison as Comparison
+    from convy.compare.comparison import NoBaseline as NoBaseline
+    from convy.compare.comparison import RunsDiffer as RunsDiffer
+    from convy.compare.comparison import ScenarioChange as ScenarioChange
+    from convy.compare.gate import GateDecision as GateDecision
+    from convy.compare.statistics import Rate as Rate
+    from convy.compare.statistics import Unknown as Unknown
+    from convy.compare.summary import Summary as Summary
+    from convy.conduct.display import Display as Display
+    from convy.conduct.display import Silent as Silent
+    from convy.conduct.display import Terminal as Terminal
+    from convy.conduct.plan import Opened as Opened
+    from convy.conduct.plan import Plan as Plan
+    from convy.conduct.ready import Interrupted as Interrupted
+    from convy.conduct.ready import Ready as Ready
+    from convy.conduct.ready import Reviewing as Reviewing
+    from convy.conduct.review import Reviewed as Reviewed
+    from convy.conduct.stop import NoSignal as NoSignal
+    from convy.conduct.stop import Signals as Signals
+    from convy.conduct.stop import StopSignal as StopSignal
+    from convy.draw.progress import Printed as Printed
+    from convy.errors import ConfigurationError as ConfigurationError
+    from convy.errors import ConvyError as ConvyError
+    from convy.play.agent import Agent as Agent
+    from convy.play.agent import AgentFailure as AgentFailure
+    from convy.play.agent import Answer as Answer
+    from convy.play.agent import Call as Call
+    from convy.play.agent import Conversation as Conversation
+    from convy.play.agent import Message as Message
+    from convy.play.agent import Plain as Plain
+    from convy.play.agent import Thought as Thought
+    from convy.play.agent import Usage as Usage
+    from convy.play.busy import Busy as Busy
+    from convy.play.dialog import Decided as Decided
+    from convy.play.dialog import Judge as Judge
+    from convy.play.model import Model as Model
+    from convy.play.model import ModelFailure as ModelFailure
+    from convy.play.model import Models as Models
+    from convy.play.model import OpenAiModel as OpenAiModel
+    from convy.play.model import Reply as Reply
+    from convy.play.outcome import Outcome as Outcome
+    from convy.project.document import Declaration as Declaration
+    from convy.project.names import SETTING_DESCRIPTIONS as SETTING_DESCRIPTIONS
+    from convy.project.names import SETTING_NAMES as SETTING_NAMES
+    from convy.project.names import SETTING_SECRETS as SETTING_SECRETS
+    from convy.project.project import Project as Project
+    from convy.project.scenario import Scenario as Scenario
+    from convy.project.selection import Selection as Selection
+    from convy.project.settings import Flags as Flags
+    from convy.project.settings import Setting as Setting
+    from convy.project.settings import Settings as Settings
+    from convy.project.shard import Slice as Slice
+    from convy.project.sources import Sources as Sources
+    from convy.project.written import scenario as scenario
+    from convy.store.journal import NewerFormat as NewerFormat
+    from convy.store.lock import RunInUse as RunInUse
+    from convy.store.runfile import Provenance as Provenance
+    from convy.store.runs import StoredRun as StoredRun
 
-
-def __getattr__(name: str) -> object:
-    if name in _HOMES:
-        module, _, attribute = _HOMES[name].partition(":")
-        return getattr(importlib.import_module(module), attribute or name)
-    raise AttributeError(f"module 'convy' has no attribute {name!r}")
+__getattr__ = _FACE.attribute

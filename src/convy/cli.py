@@ -11,21 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convy import (
-    SETTING_NAMES,
-    CommandLine,
-    ConfigurationError,
-    ExitCodes,
-    Flags,
-    Startup,
-    Subcommand,
-    Untrusted,
-)
+from convy import SETTING_NAMES, ConfigurationError, Flags, Sources
 from convy.command.calibrating import JUDGE as CALIBRATE
 from convy.command.console import Console
 from convy.command.drafting import MODEL as DRAFT
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
+from convy.tools import CommandLine, ExitCodes, Startup, Subcommand, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 EXIT_CLOSED = 141
@@ -162,7 +154,7 @@ class Command:
             "measure the judge against the project's labels (labels/*.yaml): agreement, κ, false passes",
             "Today's judge decides every labelled transcript's claims (judge calls only; a decision of an "
             "earlier calibration with the same judge, transcript and claims is reused), set against the "
-            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95%% bootstrap "
+            "person's decisions: per claim and overall, the agreement, Cohen's κ with a 95% bootstrap "
             "interval, false passes and false fails, and every disagreement. Written to "
             "results/calibration/<id>/.",
             WRITE_EXITS,
@@ -242,6 +234,8 @@ class Command:
 
     def exit_code(self) -> int:
         arguments = self.parser().parse_args(self._argv)
+        for stray in Sources({}, self._environ, Path.cwd()).strays():
+            self._console.err.write(f"convy: warning: {stray}\n")
         try:
             return self.done(arguments)
         except ConfigurationError as error:

@@ -23,7 +23,9 @@ module named first on its line below); two are ValueErrors too, as readers of ru
      ├── RunInUse                 store.lock: another process is playing the run folder (it holds run.lock)
      ├── NewerFormat              store.journal: the run folder was written by a newer convy
      ├── ReceiverRefused          store.otlp: the OpenTelemetry receiver did not take a run's spans
-     └── RunsDiffer (ValueError)  compare.comparison: the two runs cannot be compared (different agents)
+     ├── RunsDiffer (ValueError)  compare.comparison: the two runs cannot be compared (different agents)
+     └── Interrupted              conduct.ready: a signal or a cancellation stopped the run; its folder is
+                                  kept for `convy resume`
 
 The one deliberate exception to the rule is no error but a signal of control flow, kept out of reach of
 the `except Exception` that records an attempt's unexpected error:

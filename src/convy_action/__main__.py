@@ -11,7 +11,7 @@ from pathlib import Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The action's entry point."""
-    from convy import Startup
+    from convy.tools import Startup
 
     Startup().prepared()
     arguments = tuple(sys.argv[1:] if argv is None else argv)

@@ -13,7 +13,8 @@ from typing import TextIO
 
 import httpx
 
-from convy import ConfigurationError, Project, Untrusted
+from convy import ConfigurationError, Plan
+from convy.tools import Untrusted
 from convy_action.github.retries import PATIENT, Retries
 from convy_action.github.services import Services
 from convy_action.jobs.job import Jobs
@@ -22,6 +23,8 @@ from convy_action.runner.context import Context
 from convy_action.runner.inputs import Inputs, Masks
 from convy_action.runner.log import Log
 from convy_action.runner.outputs import WorkflowCommand
+from convy_action.runner.settings import ActionSettings
+from convy_action.runner.summary import JobSummary
 
 EXIT_CONFIG = 2
 
@@ -65,17 +68,19 @@ class Action:
     def acted(self, inputs: Inputs, flags: dict[str, object]) -> int:
         """The job the settings ask for, assembled and done; `--demo` plays against the demo's
         servers, started for the job."""
-        from convy import DemoServers
-
-        with contextlib.ExitStack() as stack:
-            settings = inputs.settings(flags)
-            if settings.demo:
-                demo = stack.enter_context(DemoServers())
-                results = str(self._folder / settings.results)
-                flags = {**demo.flags(), **flags, "results": results, "project": str(demo.project)}
-                inputs = Inputs(self._argv, {**self._environ, **demo.environ()}, self._folder)
-                settings = inputs.settings(flags)
+        given = inputs.settings(flags)
+        plan = Plan(
+            folder=self._folder,
+            flags=flags,
+            environ=inputs.environ,
+            kind=ActionSettings,
+            demo=given.demo,
+            results=str(given.results),
+        )
+        with plan.opened() as opened, contextlib.ExitStack() as stack:
+            settings = opened.settings(ActionSettings)
             context = Context(self._environ, self._folder)
+            self.strays(inputs.sources(flags).strays(ActionSettings), context)
             if not settings.dry_run:
                 context.check()
             client = stack.enter_context(httpx.Client(timeout=30.0))
@@ -83,10 +88,18 @@ class Action:
                 settings=settings,
                 context=context,
                 event=context.event(),
-                project=Project(settings, inputs.sources(flags), inputs.environ),
+                opened=opened,
                 services=Services(context, settings.github_token, client, self._retries),
                 folder=self._folder,
                 scratch=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="convy-baseline-"))),
                 log=self._log,
             )
             return Jobs(kit).chosen().exit_code()
+
+    def strays(self, said: tuple[str, ...], context: Context) -> None:
+        """Each `CONVY_*` variable that names no setting, warned about in the log and the step's
+        summary (a misspelt one would otherwise be ignored without a word)."""
+        for stray in said:
+            self._log.warning(stray)
+        if said and context.step_summary:
+            JobSummary(Path(context.step_summary)).append("\n".join(f"- **Warning:** {s}" for s in said))

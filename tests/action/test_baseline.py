@@ -19,8 +19,8 @@ from convy_action.baseline.wanted import AutoBaseline, LocalBaseline, RunBaselin
 from convy_action.github.rest import GitHub
 from convy_action.github.retries import Retries
 from tests.action.folders import all_held, copied, golden, hostile, zipped
-from tests.action.test_zipped import encrypting
 from tests.servers.github import FakeGitHub, Run
+from tests.support.zips import encrypting
 
 FAST = Retries(attempts=3, first_wait=0.01, longest_wait=2.0, total_wait=5.0, secondary_wait=0.01)
 NAME = "convy-support"

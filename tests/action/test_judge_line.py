@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.engine.test_cli import convy, only_run
+from tests.support.command import convy, only_run
 
 
 def dry_run(folder: Path, **inputs: str) -> subprocess.CompletedProcess[str]:

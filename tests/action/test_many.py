@@ -8,9 +8,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from tests.action.folders import all_held, golden, zipped
-from tests.action.test_pipeline import PR, START, Job, comments
 from tests.servers.github import FakeGitHub
 from tests.servers.results import Fault
+from tests.support.job import PR, START, Job, comments
 
 
 def test_two_matrix_legs_of_one_workflow_run_keep_their_own_comment_and_artifact(

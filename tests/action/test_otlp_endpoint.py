@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.action.test_pipeline import Job
 from tests.servers.github import FakeGitHub
 from tests.servers.otlp import OtlpReceiver
+from tests.support.job import Job
 
 KEY = "Bearer phx-0123456789abcdef"
 

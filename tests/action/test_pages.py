@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.action.test_pipeline import Job, comments
 from tests.servers.github import FakeGitHub
+from tests.support.job import Job, comments
 
 LINK = re.compile(r"\]\(<?([^)>]+)>?\)")
 

@@ -11,9 +11,9 @@ import zipfile
 from pathlib import Path
 
 from tests.action.folders import hostile
-from tests.action.test_pipeline import Job
-from tests.action.test_pipeline import cancelled as cancelled_job
 from tests.servers.github import FakeGitHub
+from tests.support.job import Job
+from tests.support.job import cancelled as cancelled_job
 
 
 def cancelled(job: Job) -> Path:

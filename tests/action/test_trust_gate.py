@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from convy.demo.servers import DemoServers
-from tests.action.test_pipeline import Job, comments
 from tests.servers.github import FakeGitHub
+from tests.support.job import Job, comments
 
 
 def evals(job: Job, answer: str) -> None:

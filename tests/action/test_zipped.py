@@ -3,7 +3,6 @@ writing outside the target."""
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import struct
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from convy_action.github.zipped import Archive, UnsafeArchive
+from tests.support.zips import encrypting
 
 
 def folder(root: Path) -> Path:
@@ -37,20 +37,6 @@ def declaring(path: Path, size: int) -> None:
     at = data.index(b"PK\x01\x02")
     data[at + 24 : at + 28] = struct.pack("<I", size)
     path.write_bytes(bytes(data))
-
-
-def encrypting(data: bytes) -> bytes:
-    """The zip `data` with every entry marked encrypted (bit 0 of the general-purpose flags, in its
-    local header and in the central directory), as a zip made with a password says."""
-    marked = bytearray(data)
-    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
-        for info in zipped.infolist():
-            marked[info.header_offset + 6] |= 0x1
-    at = marked.find(b"PK\x01\x02")
-    while at >= 0:
-        marked[at + 8] |= 0x1
-        at = marked.find(b"PK\x01\x02", at + 46)
-    return bytes(marked)
 
 
 def everything(root: Path) -> set[str]:

@@ -18,6 +18,7 @@ from convy.play.agent import Call, Thought, Usage
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
 from tests.browser.chromium import Chromium, Tab
+from tests.support.page_scripts import WIDEST
 
 PHONE = 400
 LONG = "refund-a-late-order-placed-with-a-gift-card-in-another-currency"
@@ -33,20 +34,6 @@ RESULTS: dict[str, list[bool | None | str]] = {
     "cancel-subscription": [None, True, "http_500"],
 }
 
-WIDEST = """(() => {
-  const wide = [];
-  for (const node of document.querySelectorAll('body *')) {
-    if (!node.getClientRects().length) continue;
-    const box = node.getBoundingClientRect();
-    if (box.width > 0 && box.right > innerWidth + 0.5) wide.push(node.tagName + '.' + node.className);
-  }
-  return {
-    page: document.documentElement.scrollWidth,
-    tables: [...document.querySelectorAll('table')].filter(t => t.getClientRects().length)
-      .map(t => Math.max(t.scrollWidth, t.getBoundingClientRect().width)),
-    wide: wide.slice(0, 10),
-  };
-})()"""
 LABELS = """[...document.querySelectorAll('.chart text, .chart .label, .chart .value, .chart figcaption')]
   .filter(n => n.getClientRects().length)
   .map(n => [n.textContent, parseFloat(getComputedStyle(n).fontSize), n.getBoundingClientRect().height])"""

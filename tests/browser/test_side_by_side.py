@@ -10,8 +10,8 @@ import pytest
 
 from convy.draw.anchor import Anchor
 from tests.browser.chromium import Chromium, Tab
-from tests.browser.test_phone import WIDEST
-from tests.engine.test_sidebyside import BEFORE, NOW, page
+from tests.support.page_scripts import WIDEST
+from tests.support.side_by_side import BEFORE, NOW, page
 
 BLOCK = f"document.getElementById({Anchor('refund-late-order').diff()!r})"
 CELLS = f"""(() => {{

@@ -15,9 +15,9 @@ import pytest
 
 from convy.compare.adaptive import Designed, Unclear
 from convy.compare.statistics import Table, Tally
-from tests.engine.test_cli import convy, lines
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy, lines
 
 
 def sequences(base: int, first: int, extra: int) -> dict[tuple[int, int], dict[int, Fraction]]:

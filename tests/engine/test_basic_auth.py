@@ -7,8 +7,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.agents import AgentServer
+from tests.support.command import convy, lines, only_run
 
 PASSWORD = "hunter2-very-secret"
 PAIR = f"dana:{PASSWORD}"

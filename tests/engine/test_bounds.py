@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_cli import convy
+from tests.support.command import convy
 
 
 @pytest.mark.parametrize("turns", ["201", "99999999999999999999999999"])

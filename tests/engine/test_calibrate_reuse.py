@@ -8,8 +8,10 @@ import json
 import shutil
 from pathlib import Path
 
-from convy import Calibration, Project, Sources
-from tests.engine.test_calibrate import (
+from convy import Project, Sources
+from convy.labels import Calibration
+from tests.servers.models import ModelServer
+from tests.support.calibration import (
     ATTEMPTS,
     CLEAR,
     NUMBER,
@@ -21,7 +23,6 @@ from tests.engine.test_calibrate import (
     project,
     written,
 )
-from tests.servers.models import ModelServer
 
 WRONG: list[tuple[str, dict[str, bool | str]]] = [
     ("Sorry to hear that.", {REFUND: True, NUMBER: True, CLEAR: "clear"}),

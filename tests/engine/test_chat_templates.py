@@ -20,7 +20,7 @@ import pytest
 from convy.fakes import FakeModel
 from convy.play.agent import Message
 from convy.play.dialog import ChatJudge, SimulatedUser
-from convy.play.model import Inline
+from convy.play.inline import Inline
 from convy.play.outcome import Turn
 from convy.project.scenario import Claim, Graded, Scenario
 

@@ -14,31 +14,7 @@ from convy.demo.localserver import LocalServer
 from convy.demo.scripted import ScriptedModels
 from convy.demo.supportbot import SupportBot
 from convy.store.runfile import FORMAT
-
-
-def convy(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "convy", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def lines(folder: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (folder / "attempts.jsonl").read_text().splitlines() if line.strip()]
-
-
-def only_run(results: Path) -> Path:
-    runs = sorted(p for p in results.glob("*/*") if p.is_dir())
-    assert len(runs) == 1, runs
-    return runs[0]
+from tests.support.command import convy, lines, only_run
 
 
 def test_demo_plays_the_bundled_project_into_a_real_run_folder(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.engine.test_cli import convy, only_run
+from tests.support.command import convy, only_run
 
 
 def piped_to_head(*args: str, cwd: Path) -> tuple[str, int, str]:

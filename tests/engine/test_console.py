@@ -8,7 +8,7 @@ import re
 from convy.compare.comparison import NoBaseline
 from convy.compare.gate import Gate
 from convy.draw.console import ConsoleText, TerminalCells
-from tests.engine.test_markdown import A_DROP, judged, run
+from tests.support.summaries import A_DROP, judged, run
 
 
 def console(*args: object) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.engine.test_cli import convy, lines, only_run
+from tests.support.command import convy, lines, only_run
 
 
 def test_a_wrong_answer_path_over_the_demo_s_agent_fails_the_run(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ from convy.demo.localserver import LocalServer
 from convy.play.bench import FailFast
 from convy.play.outcome import Failed, Outcome, Turn
 from convy.play.wire.reading import MissingAnswer
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_setup_mistakes import closed_port, project
 from tests.servers.agents import AgentServer
+from tests.support.command import convy, lines, only_run
+from tests.support.setup_project import closed_port, project
 
 Triple = tuple[int, dict[str, str], bytes]
 

@@ -18,8 +18,8 @@ from convy.draw.notes import RunNotes
 from convy.draw.untrusted import Untrusted
 from convy.draw.width import COLUMN, TableWidth
 from convy.words import Sentence
-from tests.engine.test_cli import convy, only_run
-from tests.engine.test_weighted import held, run
+from tests.support.command import convy, only_run
+from tests.support.weighted import held, run
 
 Triple = tuple[int, dict[str, str], bytes]
 

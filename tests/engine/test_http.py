@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import socket
 import ssl
-import subprocess
 import time
 import tracemalloc
-from dataclasses import dataclass
 from pathlib import Path
 
 import certifi
@@ -36,6 +33,7 @@ from convy.project.scenario import Scenario
 from convy.store.runfile import Limits, Provenance
 from tests.servers.agents import AgentServer, TlsFront
 from tests.servers.models import ModelServer
+from tests.support.certificates import Certificates
 
 SECRET = "s3cr3t-VALUE-42"
 SESSION_BODY = {"messages": "$messages", "session": "$conversation"}
@@ -494,50 +492,6 @@ def test_a_tls_file_that_is_not_a_certificate_is_a_configuration_error(
 # HTTPS against a local CA, with and without a client certificate
 
 
-@dataclass(frozen=True)
-class Certificates:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate it signed, in `folder`."""
-
-    folder: Path
-
-    def path(self, name: str) -> str:
-        return str(self.folder / name)
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make certificates")
-    folder = tmp_path_factory.mktemp("tls")
-
-    def openssl(command: str, *args: str) -> None:
-        subprocess.run(["openssl", *command.split(), *args], cwd=folder, check=True, capture_output=True)
-
-    key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-    openssl(
-        f"req -x509 {key} -keyout ca.key -out ca.pem -days 2",
-        "-subj",
-        "/CN=convy test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    )
-    for name, usage in (("server", "serverAuth"), ("client", "clientAuth")):
-        openssl(f"req {key} -keyout {name}.key -out {name}.csr", "-subj", f"/CN={name}")
-        (folder / f"{name}.ext").write_text(
-            f"subjectAltName=IP:127.0.0.1\nextendedKeyUsage={usage}\nbasicConstraints=CA:FALSE\n"
-            "keyUsage=critical,digitalSignature,keyEncipherment\n"
-            "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n"
-        )
-        openssl(
-            f"x509 -req -in {name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out {name}.pem -days 2",
-            "-extfile",
-            f"{name}.ext",
-        )
-    return Certificates(folder)
-
-
 def https(certificates: Certificates, tls: Tls, client_ca: bool = False) -> tuple[list[str], list[str]]:
     """The answers to two turns over HTTPS, and the backend connections they came on."""
     with (
@@ -650,13 +604,13 @@ def test_a_run_over_https_pays_a_handshake_for_each_conversation_at_once_not_for
             model = OpenAiModel(url=models_url, key="k", name="m", client=client)
             models = Models(user=model, judge=model)
             run = Run.planned(
-                tmp_path / "run",
-                "agent",
-                (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
-                8,
-                models,
-                Limits(concurrency=2, turn_timeout=5.0),
-                Provenance(),
+                folder=tmp_path / "run",
+                agent="agent",
+                declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
+                repeat=8,
+                models=models,
+                limits=Limits(concurrency=2, turn_timeout=5.0),
+                provenance=Provenance(),
             )
             return await run.play(agent, models, MemoryJournal())
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.engine.test_cli import convy
+from tests.support.command import convy
 
 
 def workflow(folder: Path) -> dict[object, object]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.engine.test_cli import convy
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy
 
 KEY = "sk-model-key-never-elsewhere"
 SCENARIO = "name: hello\nuser: You are Dana.\nclaims: [It greets.]\n"

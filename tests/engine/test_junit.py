@@ -10,23 +10,11 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import junitparser
-import xmlschema
 
 from convy.draw.junit import JUnitXml
-from tests.engine.test_cli import convy
-from tests.engine.test_markdown import judged, run
-
-SCHEMA = xmlschema.XMLSchema(Path(__file__).resolve().parent.parent / "data" / "junit" / "JUnit.xsd")
-
-
-def read(path: Path) -> junitparser.TestSuite:
-    """The file validated against the schema, then read with junitparser."""
-    SCHEMA.validate(str(path))
-    assert ElementTree.parse(path).getroot().tag == "testsuite"
-    read = junitparser.JUnitXml.fromfile(str(path))
-    (suite,) = list(read) if isinstance(read, junitparser.JUnitXml) else [read]
-    assert isinstance(suite, junitparser.TestSuite)
-    return suite
+from tests.support.command import convy
+from tests.support.junit import read
+from tests.support.summaries import judged, run
 
 
 def cases(suite: junitparser.TestSuite) -> dict[str, junitparser.TestCase]:

@@ -10,22 +10,20 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from convy.compare.comparison import Compared, Comparison, NoBaseline
-from convy.compare.gate import Gate, GateDecision
+from convy.compare.comparison import NoBaseline
+from convy.compare.gate import Gate
 from convy.compare.statistics import Share, Unknown
 from convy.compare.summary import Summary, Summed
 from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.links import Links
 from convy.draw.markdown import CommentMarkdown, Marker
-from convy.play.agent import Usage
-from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
-from convy.store.runfile import RunFile, RunSpec, ScenarioEntry, Status
+from convy.play.outcome import ClaimResult, Failed, Outcome, Turn, Verdict
+from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
+from tests.support.summaries import A_DROP, judged, run
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
-Attempt = bool | None | str
-"""An attempt: it held or not (a verdict), None (no verdict), or the reason the agent failed."""
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -43,52 +41,6 @@ HOSTILE = [
     "y" * 100_000,
     "<" * 100_000,
 ]
-
-
-def attempt(scenario: str, index: int, held: Attempt, claim: str, reason: str) -> Outcome:
-    decision: Verdict | Failed | NoVerdict
-    match held:
-        case None:
-            decision = NoVerdict(reason="model_failure")
-        case str(failure):
-            decision = Failed(reason=failure)
-        case bool(holds):
-            claims = (
-                ClaimResult(claim="The agent greets the user.", passed=True, reason="it did"),
-                ClaimResult(claim=claim, passed=holds, reason="" if holds else reason),
-            )
-            decision = Verdict(holds=holds, claims=claims)
-    turn = Turn(user="u", agent="a", seconds=0.5, usage=Usage(input=100, output=40))
-    return Outcome(
-        scenario=scenario, index=index, fingerprint="f", turns=(turn,), seconds=2.0 + index, decision=decision
-    )
-
-
-def run(
-    results: dict[str, list[Attempt]],
-    *,
-    agent: str = "support",
-    claim: str = "The agent asks for the order number.",
-    reason: str = "It never asked for the order number.",
-    status: Status = "finished",
-) -> Summary:
-    repeat = max(len(v) for v in results.values())
-    spec = RunSpec(
-        agent=agent,
-        repeat=repeat,
-        scenarios=tuple(ScenarioEntry(name=n, fingerprint="f", line=1, claim_lines=(3, 4)) for n in results),
-    )
-    outcomes = [attempt(n, i, h, claim, reason) for n, hs in results.items() for i, h in enumerate(hs)]
-    file = RunFile(format=1, spec=spec, status=status, started="t")
-    return Summed(file, "results/support/r1", outcomes).summary()
-
-
-def judged(
-    now: Summary, baseline: Summary | NoBaseline, gate: Gate | None = None
-) -> tuple[Comparison, GateDecision]:
-    gate = gate or Gate()
-    comparison = Compared(now, baseline, gate.alpha).comparison()
-    return comparison, gate.decision(comparison)
 
 
 def comment(now: Summary, baseline: Summary | NoBaseline, gate: Gate | None = None, **options: object) -> str:
@@ -213,12 +165,6 @@ def assert_inert(text: str) -> None:
     assert all(columns <= 3 for columns in open_tables(text)), open_tables(text)
 
 
-A_DROP = (
-    run({"refund": [True, False, False], "address": [True, True, True], "greet": [True, True, True]}),
-    run({"refund": [True, True, True], "address": [True, True, True], "greet": [True, True, True]}),
-)
-
-
 def test_the_first_line_is_the_marker_and_the_agent_name_cannot_break_it() -> None:
     text = comment(*A_DROP)
     assert text.split("\n", 1)[0] == "<!-- convy-action:support -->"
@@ -290,7 +236,7 @@ def test_a_flaky_attempt_under_a_passing_gate_is_listed_collapsed_as_lower() -> 
 
 def test_the_regression_links_find_their_side_by_side_in_the_comparison_page() -> None:
     from convy.draw.report import ComparisonPage
-    from tests.engine.test_report import parsed
+    from tests.support.html import parsed
 
     text = comment(*A_DROP, Gate(alpha=0.25), links=PAGES)
     (link, *_) = hrefs(text)
@@ -302,7 +248,7 @@ def test_the_regression_links_find_their_side_by_side_in_the_comparison_page() -
 
 def test_without_a_comparison_page_the_regression_links_find_their_row_in_the_report() -> None:
     from convy.draw.report import Report
-    from tests.engine.test_report import parsed
+    from tests.support.html import parsed
 
     links = Links(report=PAGES.report, run=PAGES.run, report_page=PAGES.report_page)
     text = comment(*A_DROP, Gate(alpha=0.25), links=links)

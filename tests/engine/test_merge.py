@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from convy.errors import ConfigurationError
 from convy.project.shard import Slice
-from tests.engine.test_cli import convy, lines
+from tests.support.command import convy, lines
 
 DEMO_ORDER = ["cancel-subscription", "order-status", "refund-late-order", "talk-to-human"]
 

@@ -149,12 +149,11 @@ def test_a_timeout_is_worth_asking_again_and_says_the_seconds() -> None:
     assert "within 0.1 s" in str(error)
 
 
-def test_a_refused_connection_is_worth_asking_again() -> None:
+def test_a_refused_connection_is_no_busy_service_but_a_model_not_reached() -> None:
     with ModelServer(lambda request: "ok") as server:
         url = server.url
-    error = busy(url)
-    assert error.kind == "connection"
-    assert "failed" in str(error)
+    said = failure(url)
+    assert "could not be reached (connection refused)" in said and said.endswith("check model-url")
 
 
 def test_the_key_is_not_in_its_repr() -> None:

@@ -12,8 +12,7 @@ import email.utils
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -21,12 +20,11 @@ import pytest
 from convy.fakes import FakeAgent, FakeClock
 from convy.play.agent import Message, Usage
 from convy.play.attempt import Attempt
-from convy.play.busy import Busy, Hints, Patience, Places
+from convy.play.busy import Busy, Hints
 from convy.play.dialog import ChatJudge, Checked, SimulatedUser, VerdictSchema
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.model import FORMATS, Contained, Model, ModelFailure, OpenAiModel, PatientModel, Reply
+from convy.play.model import FORMATS, Model, ModelFailure, OpenAiModel, Reply
 from convy.play.outcome import NoVerdict, Verdict
-from convy.play.rate import Pace
 from convy.project.scenario import Claim, Graded, Scenario
 from tests.servers.models import (
     LLAMA_CPP_JSON_SCHEMA,
@@ -39,13 +37,11 @@ from tests.servers.models import (
     Request,
     litellm_busy,
 )
+from tests.support.model_attempt import JUDGED, KEY, PLAIN, model, patient, played, using
 
-T = TypeVar("T")
-KEY = "sk-test-SECRET-123"
 SLOW = 30.0
 """How long a slow answer takes: far beyond any timeout a test sets (handler threads are daemons)."""
 HELLO = (Message(role="system", content="Be brief."), Message(role="user", content="Hello"))
-PLAIN = "The agent asks for the order number."
 GRADED = Graded(claim="How clear was the agent?", grades={"clear": True, "vague": False})
 CLAIMS: tuple[Claim, ...] = (PLAIN, GRADED)
 GOOD = json.dumps(
@@ -56,22 +52,6 @@ GOOD = json.dumps(
         ]
     }
 )
-
-
-def using(use: Callable[[httpx.AsyncClient], Awaitable[T]], timeout: float = 5.0) -> T:
-    async def run() -> T:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            return await use(client)
-
-    return asyncio.run(run())
-
-
-def model(client: httpx.AsyncClient, url: str, **fields: object) -> OpenAiModel:
-    return OpenAiModel(url=url, key=KEY, name="m", client=client, **fields)  # type: ignore[arg-type]
-
-
-def patient(inner: Model, clock: FakeClock, patience: float = 300.0) -> PatientModel:
-    return PatientModel(Contained(inner), Places(2, Pace(0), Patience(patience, clock=clock)))
 
 
 def judge_twice(server: ModelServer) -> list[Request]:
@@ -444,31 +424,9 @@ def attempt(user: Model, judge: Model) -> NoVerdict | Verdict:
     return outcome.decision
 
 
-def played(
-    user_answer: Callable[[Request], str | Canned], judge_answer: Callable[[Request], str | Canned]
-) -> NoVerdict | Verdict:
-    with ModelServer(user_answer) as users, ModelServer(judge_answer) as judges:
-
-        async def use(client: httpx.AsyncClient) -> NoVerdict | Verdict:
-            clock = FakeClock()
-            user = patient(model(client, users.url, max_tokens=400), clock, patience=5)
-            judge = patient(model(client, judges.url, max_tokens=1500), clock, patience=5)
-            scenario = Scenario(name="s", user="You are Dana.", opening="", claims=(PLAIN,))
-            outcome = await Attempt(scenario=scenario, index=0, max_turns=2).outcome(
-                FakeAgent(), user, Checked(ChatJudge(judge))
-            )
-            assert isinstance(outcome.decision, NoVerdict | Verdict)
-            return outcome.decision
-
-        return using(use, timeout=1.0)  # the answers that are not slow may take up to a second
-
-
 def slow(request: Request) -> str:
     time.sleep(SLOW)
     return "late"
-
-
-JUDGED = json.dumps({"decisions": [{"pass": True, "reason": "Yes."}]})
 
 
 def talks(request: Request) -> str:

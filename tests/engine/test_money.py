@@ -16,8 +16,8 @@ import pytest
 
 from convy.compare.money import Costs, Dollars, Money
 from convy.play.outcome import Cost, Outcome, Verdict
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_trust import HELLO, decided
+from tests.support.command import convy, lines, only_run
+from tests.support.trusted import HELLO, decided
 
 PRICES = {"user-m": {"input": 2.0, "output": 8.0}, "judge-m": {"input": 1.5, "output": 3.0}}
 AGENT = {"agent-m": {"input": 0.5, "output": 4.0}}

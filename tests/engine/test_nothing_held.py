@@ -9,11 +9,11 @@ from pathlib import Path
 from convy.compare.comparison import NO_BASELINE, Compared
 from convy.compare.gate import Gate
 from convy.play.outcome import NoVerdict
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_markdown import run
-from tests.engine.test_model_servers import JUDGED, played
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy, lines, only_run
+from tests.support.model_attempt import JUDGED, played
+from tests.support.summaries import run
 
 
 def test_a_user_who_finishes_at_once_leaves_no_dialogue_and_the_judge_is_not_asked() -> None:

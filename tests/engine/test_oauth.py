@@ -19,45 +19,11 @@ from convy.fakes import FakeClock
 from convy.play.agent import AgentFailure, Answer
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_http import Certificates
-from tests.engine.test_http import certificates as tls_files  # noqa: F401 (a fixture: a local CA and its certificates)
 from tests.servers.agents import TlsFront
 from tests.servers.threads import ThreadServer
-
-SECRET = "cs-REAL-secret-9f3a7c"
-CHAT = {"body": {"message": "$message", "conversation_id": ""}, "answer": "answer"}
-
-
-def oauth(token_url: str, **fields: str) -> dict[str, str]:
-    return {"token-url": token_url, "client-id": "convy-ci", "client-secret": SECRET, **fields}
-
-
-def chat(server: ThreadServer, path: str = "/chat", **fields: Any) -> AgentSpec:
-    """An agent at `path` whose every turn is a new chat, behind the server's token endpoint."""
-    given = {"url": f"{server.url}{path}", **CHAT, "auth": {"oauth2": oauth(f"{server.url}/oauth/token")}}
-    return msgspec.convert({**given, **fields}, AgentSpec)
-
-
-def threads(server: ThreadServer) -> AgentSpec:
-    """A LangGraph-style agent behind the server's token endpoint, with a scope and an audience."""
-    return msgspec.convert(
-        {
-            "url": f"{server.url}/threads/$session/runs",
-            "body": {"input": {"messages": [{"role": "user", "content": "$message"}]}},
-            "answer": "messages.-1.content",
-            "session": {
-                "start": {"url": f"{server.url}/threads", "id": "thread_id"},
-                "end": {"url": f"{server.url}/threads/$session", "method": "DELETE"},
-            },
-            "auth": {
-                "oauth2": oauth(
-                    f"{server.url}/oauth/token", scope="agent.chat", audience="https://agents.example"
-                )
-            },
-        },
-        AgentSpec,
-    )
+from tests.support.certificates import Certificates
+from tests.support.command import convy, lines, only_run
+from tests.support.oauth_agents import SECRET, chat, oauth, threads
 
 
 async def converse(agent: JsonAgent, key: str, texts: list[str]) -> list[Answer]:
@@ -290,7 +256,7 @@ def test_a_token_the_agent_quotes_in_its_error_is_masked() -> None:
 def test_an_https_token_endpoint_is_checked_when_the_agent_is_plain_http(
     request: pytest.FixtureRequest,
 ) -> None:
-    files: Certificates = request.getfixturevalue("tls_files")
+    files: Certificates = request.getfixturevalue("certificates")
     cert, key = files.path("server.pem"), files.path("server.key")
     with ThreadServer(auth=True) as server, TlsFront(server.url, cert, key) as front:
         untrusted = chat(server, auth={"oauth2": oauth(f"{front.url}/oauth/token")})
@@ -310,7 +276,7 @@ def test_an_https_token_endpoint_is_checked_when_the_agent_is_plain_http(
 def test_an_https_session_start_is_checked_when_the_agent_is_plain_http(
     request: pytest.FixtureRequest,
 ) -> None:
-    files: Certificates = request.getfixturevalue("tls_files")
+    files: Certificates = request.getfixturevalue("certificates")
     cert, key = files.path("server.pem"), files.path("server.key")
     with ThreadServer() as server, TlsFront(server.url, cert, key) as front:
         agent = msgspec.convert(

@@ -6,45 +6,21 @@ steps, a stream the proxy breaks, and the time to the first piece of text (DESIG
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import msgspec
 import pytest
 
-from convy.play.agent import AgentFailure, Answer, Call, Usage
-from convy.play.wire.agent import JsonAgent
+from convy.play.agent import AgentFailure, Call, Usage
 from convy.play.wire.chat import OpenAiChat
 from convy.play.wire.dialect import Ask
 from convy.play.wire.spec import AgentSpec
 from tests.servers.litellm_proxy import MOCK, LiteLLMProxy
-
-TIMEOUT = 30.0
+from tests.support.talk import talk, timed
 
 
 def chat(proxy: LiteLLMProxy, **fields: object) -> AgentSpec:
     return msgspec.convert(
         {"url": f"{proxy.url}/v1/chat/completions", "headers": proxy.headers, **fields}, AgentSpec
     )
-
-
-def timed(agent: AgentSpec, texts: list[str]) -> list[tuple[Answer, float]]:
-    """Each turn's answer and the seconds the turn took, from sending to its answer read."""
-
-    async def run() -> list[tuple[Answer, float]]:
-        answers = []
-        async with JsonAgent(agent, TIMEOUT).conversation("c1") as conversation:
-            for text in texts:
-                began = time.monotonic()
-                answer = await conversation.reply(text)
-                answers.append((answer, time.monotonic() - began))
-        return answers
-
-    return asyncio.run(run())
-
-
-def talk(agent: AgentSpec, texts: list[str]) -> list[Answer]:
-    return [answer for answer, _ in timed(agent, texts)]
 
 
 def said(text: str, users: int) -> str:

@@ -22,11 +22,11 @@ from convy.store.otlp import Collector, Headers, ReceiverRefused, ReceiverUrl
 from convy.store.runfile import RunSpec, ScenarioEntry
 from convy.store.runs import Runs, StoredRun
 from convy.store.traces import RunTraces
-from tests.engine.test_cli import convy, only_run
-from tests.engine.test_oauth import threads
-from tests.engine.test_trace import played
 from tests.servers.otlp import OtlpReceiver, ReceivedSpan
 from tests.servers.threads import ThreadServer
+from tests.support.command import convy, only_run
+from tests.support.oauth_agents import threads
+from tests.support.traced import played
 
 SPEC = RunSpec(
     agent="support",

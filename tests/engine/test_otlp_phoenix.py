@@ -15,7 +15,7 @@ import pytest
 
 from convy.store.runs import Runs
 from convy.store.traces import RunTraces
-from tests.engine.test_cli import convy, only_run
+from tests.support.command import convy, only_run
 from tests.support.phoenix import got
 
 

@@ -14,10 +14,10 @@ from convy.play.checks import Inspection
 from convy.play.outcome import Turn
 from convy.project.pattern import Pattern
 from convy.project.scenario import Check
-from tests.engine.test_cli import only_run
-from tests.engine.test_scripted import project, run
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import only_run
+from tests.support.scripted import project, run
 
 HOSTILE = "a" * 40 + "!"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from convy.demo.localserver import LocalServer
-from tests.engine.test_cli import convy, lines
 from tests.servers.models import ModelServer
+from tests.support.command import convy, lines
 
 BRIEF = "name: ask\nuser: A customer with three questions.\nclaims: [The agent answers.]\n"
 SCRIPTED = "name: greet\nturns: [hello, again]\nclaims: [The agent answers.]\n"

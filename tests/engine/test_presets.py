@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_readme_agents import examples
 from tests.servers.models import ModelServer
 from tests.servers.presets import TOOL_TEXT, adk_server, langgraph_server, order_model
+from tests.support.command import convy, lines, only_run
+from tests.support.readme import examples
 
 MEMORY = """\
 name: memory

@@ -9,14 +9,12 @@ Only `${VAR}`s are filled in; each example's file is the README's text."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.a2a_agent import A2aAgent
 from tests.servers.agno_server import AGENT, AgnoOs, remembering
 from tests.servers.fasta2a_agent import PydanticShop
@@ -27,9 +25,9 @@ from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 from tests.servers.tool_model import TOOL_TEXT as UI_TOOL_TEXT
 from tests.servers.ui_servers import UiServer
+from tests.support.command import convy, lines, only_run
+from tests.support.readme import examples
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
 SCENARIO = """\
 name: order
 turns:
@@ -38,10 +36,6 @@ turns:
 checks:
   - contains: "4411"
 """
-
-
-def examples() -> dict[str, str]:
-    return dict(EXAMPLE.findall(README.read_text(encoding="utf-8")))
 
 
 def test_the_readme_has_one_example_for_each_shape() -> None:

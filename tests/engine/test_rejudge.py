@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from convy.store.runfile import FORMAT
-from tests.engine.test_cli import convy, lines
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy, lines
+from tests.support.rejudged import played, project, runs
 
 CLAIM = "turns: [hello, again]\nclaims: [The agent answers.]\n"
 
@@ -21,34 +22,6 @@ def judged(request: dict[str, Any]) -> str:
     text = request["messages"][-1]["content"]
     count = sum(1 for line in text.splitlines() if line[:3] in ("1. ", "2. ", "3. "))
     return json.dumps({"decisions": [{"pass": True, "reason": "fine"}] * max(count, 1)})
-
-
-def project(folder: Path, text: str) -> Path:
-    (folder / "scenarios").mkdir(parents=True, exist_ok=True)
-    (folder / "scenarios" / "greet.yaml").write_text(text)
-    return folder
-
-
-def runs(folder: Path) -> list[Path]:
-    return sorted((folder / "results" / "agent").iterdir())
-
-
-def played(folder: Path, agent: AgentServer, models: ModelServer, *extra: str) -> Any:
-    return convy(
-        "run",
-        "--agent-url",
-        f"{agent.url}/ok",
-        "--model-url",
-        models.url,
-        "--model-key",
-        "sk-test-key-1",
-        "--judge-model",
-        "judge-a",
-        "--repeat",
-        "2",
-        *extra,
-        cwd=folder,
-    )
 
 
 def test_a_changed_claim_rejudges_the_baseline_without_the_agent(tmp_path: Path) -> None:

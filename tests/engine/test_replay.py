@@ -221,7 +221,7 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
     from convy.project.document import Declaration
     from convy.project.scenario import Scenario
     from convy.store.runfile import Limits, Provenance
-    from tests.engine.test_run import _Nothing
+    from tests.support.nothing import _Nothing
 
     scenario = msgspec.convert({"name": "s", "user": "u", "claims": ["c"]}, Scenario)
     declared = (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(3,)),)
@@ -246,7 +246,15 @@ def test_the_missing_attempts_are_counted_while_run_lock_is_held(tmp_path: Path)
             async with httpx.AsyncClient() as client:
                 model = OpenAiModel(url=models_server.url, key="k", name="m", client=client)
                 models = Models(user=model, judge=model)
-                run = Run.planned(tmp_path / "run", "agent", declared, 3, models, Limits(), Provenance())
+                run = Run.planned(
+                    folder=tmp_path / "run",
+                    agent="agent",
+                    declarations=declared,
+                    repeat=3,
+                    models=models,
+                    limits=Limits(),
+                    provenance=Provenance(),
+                )
                 return await run.playing(FakeAgent(), models, watch)
 
         outcomes = asyncio.run(play())

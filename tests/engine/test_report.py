@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 
 import msgspec
@@ -25,69 +24,14 @@ from convy.draw.amount import Amount
 from convy.draw.anchor import Anchor
 from convy.draw.report import ComparisonPage, Index, Report
 from convy.draw.transcript import LIMIT, AgentMarkdown
-from convy.play.agent import Call, Thought, Usage
-from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
+from convy.play.agent import Usage
+from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome
 from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
+from tests.support.html import Node, parsed
+from tests.support.outcomes import outcome
 
 BREAKOUT = "</script><script>alert(1)</script>"
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
-VOID = {"br", "hr", "input", "meta", "link"}
-
-
-class Node:
-    """An element of a parsed page: its tag, attributes and children (elements and texts)."""
-
-    def __init__(self, tag: str, attributes: dict[str, str | None]) -> None:
-        self.tag, self.attributes = tag, attributes
-        self.children: list[Node | str] = []
-
-    def classes(self) -> set[str]:
-        return set((self.attributes.get("class") or "").split())
-
-    def all(self, tag: str = "", name: str = "") -> list[Node]:
-        """Every element under this one with that tag and class (either empty: any)."""
-        found = []
-        for child in self.children:
-            if isinstance(child, Node):
-                if (not tag or child.tag == tag) and (not name or name in child.classes()):
-                    found.append(child)
-                found.extend(child.all(tag, name))
-        return found
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def by_id(self, wanted: str) -> Node:
-        (found,) = [n for n in self.all() if n.attributes.get("id") == wanted]
-        return found
-
-
-class Tree(HTMLParser):
-    """A page parsed into Nodes."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {})
-        self.path = [self.root]
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, dict(attrs))
-        self.path[-1].children.append(node)
-        if tag not in VOID:
-            self.path.append(node)
-
-    def handle_endtag(self, tag: str) -> None:
-        while len(self.path) > 1 and self.path.pop().tag != tag:
-            pass
-
-    def handle_data(self, data: str) -> None:
-        self.path[-1].children.append(data)
-
-
-def parsed(page: str) -> Node:
-    return Tree(page).root
 
 
 def rows(page: Node, grid: str = "scenarios") -> list[Node]:
@@ -103,27 +47,6 @@ def tiles(page: Node) -> dict[str, tuple[str, str]]:
         t.all("div", "label")[0].text(): (t.all("div", "value")[0].text(), t.text())
         for t in page.all("div", "tile")
     }
-
-
-def outcome(
-    scenario: str, index: int, holds: bool | None, answer: str = "Fine.", usage: Usage | None = None
-) -> Outcome:
-    decision: Verdict | Failed | NoVerdict
-    if holds is None:
-        decision = NoVerdict(reason="model_failure")
-    else:
-        decision = Verdict(
-            holds=holds,
-            claims=(
-                ClaimResult(claim="It helps.", passed=holds, reason="Seen."),
-                ClaimResult(claim="contains 'order'", passed=True, reason="answer 1 has it", check=True),
-            ),
-        )
-    steps = (Call(name="lookup", arguments="{}", result="ok"), Thought(text="hm"))
-    turn = Turn(user="Hello?", agent=answer, seconds=0.25, usage=usage, steps=steps)
-    return Outcome(
-        scenario=scenario, index=index, fingerprint="f", turns=(turn,), seconds=0.5, decision=decision
-    )
 
 
 def summed(

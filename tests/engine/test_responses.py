@@ -20,9 +20,9 @@ import pytest
 from convy.play.agent import AgentFailure, Call, Usage
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from tests.engine.test_openai_stream import TIMEOUT, talk, timed
 from tests.servers.litellm_proxy import MOCK, LiteLLMProxy
 from tests.servers.responses_server import ARGUMENTS, CRASHED, RATE_LIMITED, ResponsesServer
+from tests.support.talk import TIMEOUT, talk, timed
 
 LOOKUP = Call(name="lookup", arguments=ARGUMENTS)
 

@@ -23,6 +23,7 @@ from convy.project.scenario import Scenario
 from convy.store.runfile import Limits, Provenance
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.nothing import _Nothing
 
 
 def decided(request: dict[str, Any]) -> str:
@@ -48,13 +49,13 @@ def played(
             model = OpenAiModel(url=models_url, key="k", name="m", client=client)
             models = Models(user=model, judge=model)
             run = Run.planned(
-                tmp_path / "run",
-                "agent",
-                (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
-                attempts,
-                models,
-                limits,
-                Provenance(),
+                folder=tmp_path / "run",
+                agent="agent",
+                declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(4,)),),
+                repeat=attempts,
+                models=models,
+                limits=limits,
+                provenance=Provenance(),
             )
             await run.play(agent, models, _Nothing())
             assert run.journal.header().status == "finished"
@@ -62,11 +63,6 @@ def played(
 
     with ModelServer(decided) as models:
         return asyncio.run(play(models.url))
-
-
-class _Nothing:
-    def record(self, outcome: Outcome) -> None:
-        return None
 
 
 def test_a_429_with_retry_after_is_retried_and_the_agent_processes_the_message_once(tmp_path: Path) -> None:
@@ -147,13 +143,13 @@ def test_a_judge_that_answers_badly_leaves_the_attempt_without_verdict(tmp_path:
             async with httpx.AsyncClient() as client:
                 model = OpenAiModel(url=models.url, key="", name="m", client=client)
                 run = Run.planned(
-                    tmp_path / "run",
-                    "agent",
-                    (Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(2,)),),
-                    3,
-                    Models(user=model, judge=model),
-                    Limits(concurrency=1),
-                    Provenance(),
+                    folder=tmp_path / "run",
+                    agent="agent",
+                    declarations=(Declaration(scenario=scenario, file="s.yaml", line=1, claim_lines=(2,)),),
+                    repeat=3,
+                    models=Models(user=model, judge=model),
+                    limits=Limits(concurrency=1),
+                    provenance=Provenance(),
                 )
                 await run.play(
                     JsonAgent(spec, 5.0, spec.tls.context(tmp_path)),

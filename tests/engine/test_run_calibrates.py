@@ -13,9 +13,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.engine.test_cli import convy
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy
 
 ANSWERS, SINGS = "The agent answers.", "The agent sings."
 

@@ -16,11 +16,10 @@ from convy.play.checks import Inspection
 from convy.play.outcome import Turn
 from convy.project.document import Document
 from convy.project.scenario import Check
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
-
-AGENT = "url: ${AGENT_URL}/ok\nsteps: trace\n"
+from tests.support.command import convy, lines, only_run
+from tests.support.scripted import project, run
 
 SCRIPTED = """\
 name: scripted
@@ -36,34 +35,12 @@ checks:
 """
 
 
-def project(folder: Path, *scenarios: tuple[str, str]) -> Path:
-    (folder / "scenarios").mkdir(parents=True)
-    (folder / "agents").mkdir()
-    (folder / "agents" / "bot.yaml").write_text(AGENT)
-    for name, text in scenarios:
-        (folder / "scenarios" / f"{name}.yaml").write_text(text)
-    return folder
-
-
 def judged(request: dict[str, Any]) -> str:
     if request.get("response_format"):
         text = request["messages"][-1]["content"]
         count = text.count("\n1. ") + text.count("\n2. ")
         return json.dumps({"decisions": [{"pass": True, "reason": "fine"}] * max(count, 1)})
     return "FINISHED"
-
-
-def run(folder: Path, agent: AgentServer, models: ModelServer, *extra: str) -> Any:
-    return convy(
-        "run",
-        "--model-url",
-        models.url,
-        "--model-key",
-        "sk-test-key-123",
-        *extra,
-        cwd=folder,
-        env={"AGENT_URL": agent.url},
-    )
 
 
 def test_a_script_with_checks_and_no_brief_asks_no_model_and_says_each_turn_once(tmp_path: Path) -> None:

@@ -18,32 +18,9 @@ import pytest
 from convy.play.agent import AgentFailure, Answer, SessionNotEnded
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.threads import COOKIE, Seen, ThreadServer
-
-RUN_BODY = {"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": "$message"}]}}
-
-
-def spec(fields: dict[str, Any]) -> AgentSpec:
-    return msgspec.convert(fields, AgentSpec)
-
-
-def threads(url: str, end: bool = True, **fields: object) -> AgentSpec:
-    """A LangGraph-style agent: a thread started for each conversation, deleted after it."""
-    session: dict[str, object] = {
-        "start": {"url": f"{url}/threads", "body": {"user": "$conversation"}, "id": "thread_id"}
-    }
-    if end:
-        session["end"] = {"url": f"{url}/threads/$session", "method": "DELETE"}
-    return spec(
-        {
-            "url": f"{url}/threads/$session/runs",
-            "body": RUN_BODY,
-            "answer": "messages.-1.content",
-            "session": session,
-            **fields,
-        }
-    )
+from tests.support.command import convy, lines, only_run
+from tests.support.thread_agents import RUN_BODY, spec, threads
 
 
 def header_session(url: str) -> AgentSpec:

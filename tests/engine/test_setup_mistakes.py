@@ -7,28 +7,12 @@ superseding the `not_delivered` one. A model that refuses its key (401) stops th
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.agents import AgentServer
 from tests.servers.models import Canned, ModelServer
-
-SCENARIOS = {f"s{n}": f"name: s{n}\nturns: [hello]\nchecks: [{{contains: echo}}]\n" for n in range(3)}
-
-
-def project(folder: Path) -> Path:
-    (folder / "scenarios").mkdir(parents=True)
-    for name, text in SCENARIOS.items():
-        (folder / "scenarios" / f"{name}.yaml").write_text(text)
-    return folder
-
-
-def closed_port() -> int:
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        port: int = unused.getsockname()[1]
-    return port
+from tests.support.command import convy, lines, only_run
+from tests.support.setup_project import closed_port, project
 
 
 def test_a_refused_connection_stops_at_once_and_a_resume_with_the_right_url_recovers(tmp_path: Path) -> None:

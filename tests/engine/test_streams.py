@@ -17,8 +17,8 @@ import pytest
 from convy.play.agent import AgentFailure, Answer, Usage
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.threads import ThreadServer
+from tests.support.command import convy, lines, only_run
 
 ASKED = "Where is order 4411?"
 ECHO = f"echo: {ASKED}"

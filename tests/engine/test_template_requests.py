@@ -18,9 +18,9 @@ import pytest
 from convy.play.agent import AgentFailure, Answer
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from tests.engine.test_cli import convy
 from tests.servers.frameworks import FORM, TOOL_TEXT, FrameworkServer
 from tests.servers.threads import ThreadServer
+from tests.support.command import convy
 
 AG_UI = {
     "threadId": "thread-$conversation",

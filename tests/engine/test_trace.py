@@ -24,33 +24,16 @@ from convy.play.outcome import Outcome
 from convy.play.rate import Pace
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec
-from convy.project.scenario import Scenario
-from tests.engine.test_oauth import chat
-from tests.engine.test_sessions import threads
 from tests.servers.a2a_agent import A2aAgent
 from tests.servers.agents import AgentServer
 from tests.servers.responses_server import ResponsesServer
 from tests.servers.threads import ThreadServer
 from tests.servers.traced_agent import TracedAgent
+from tests.support.oauth_agents import chat
+from tests.support.thread_agents import threads
+from tests.support.traced import played, scripted
 
 TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01")
-
-
-def scripted(*turns: str, name: str = "s") -> Scenario:
-    return msgspec.convert({"name": name, "turns": list(turns), "claims": ["c"]}, Scenario)
-
-
-def played(agent: JsonAgent, *turns: str, ready: bool = False) -> Outcome:
-    """One attempt of a scripted scenario against `agent` (its ready() first when asked)."""
-
-    async def run() -> Outcome:
-        if ready:
-            await agent.ready()
-        return await Attempt(scenario=scripted(*turns), index=0, max_turns=10).outcome(
-            agent, FakeModel(), FakeJudge()
-        )
-
-    return asyncio.run(run())
 
 
 def parents(headers: Sequence[dict[str, str]]) -> list[tuple[str, str]]:

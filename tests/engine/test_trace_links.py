@@ -23,8 +23,9 @@ from convy.errors import ConfigurationError
 from convy.play.outcome import Failed, Outcome
 from convy.project.traceurl import TraceUrl
 from convy.store.runfile import RunFile, RunSpec, ScenarioEntry
-from tests.engine.test_cli import convy, lines, only_run
-from tests.engine.test_report import outcome, parsed
+from tests.support.command import convy, lines, only_run
+from tests.support.html import parsed
+from tests.support.outcomes import outcome
 
 LANGFUSE = "https://cloud.langfuse.com/project/p1/traces/{trace_id}"
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"

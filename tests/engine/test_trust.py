@@ -19,7 +19,8 @@ from convy.errors import ConfigurationError
 from convy.play.bench import FailFast
 from convy.play.outcome import ClaimResult, Failed, NoVerdict, Outcome, Turn, Verdict
 from convy.store.runfile import Provenance, RunFile, RunSpec, ScenarioEntry
-from tests.engine.test_cli import convy, lines, only_run
+from tests.support.command import convy, lines, only_run
+from tests.support.trusted import HELLO, decided
 
 Attempt = bool | None | str
 """It held or not (a verdict), None (no verdict), or the reason the agent failed."""
@@ -137,13 +138,6 @@ def test_scenarios_left_out_by_match_are_not_played_not_removed() -> None:
     now = summary({"a": [True] * 3}, left_out=("b",))
     statuses = {s.name: s.status for s in Compared(now, before).comparison().scenarios}
     assert statuses == {"a": "unchanged", "b": "not played", "gone": "removed"}
-
-
-HELLO = "user: Say hello.\nopening: hi\nclaims: [The agent answers.]\n"
-
-
-def decided(request: dict[str, object]) -> str:
-    return '{"decisions": [{"pass": true, "reason": "ok"}]}' if request.get("response_format") else "FINISHED"
 
 
 def test_a_broken_agent_fails_convy_run_on_max_failed_end_to_end(tmp_path: Path) -> None:

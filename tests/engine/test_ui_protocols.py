@@ -17,9 +17,9 @@ from convy.play.agent import AgentFailure
 from convy.play.wire.agui import AgUiEvents
 from convy.play.wire.stream import Event
 from convy.play.wire.vercel_ai import UiMessageParts
-from tests.engine.test_cli import convy, lines, only_run
 from tests.servers.tool_model import TOOL, TOOL_TEXT
 from tests.servers.ui_servers import UiServer
+from tests.support.command import convy, lines, only_run
 
 SCENARIO = """\
 name: memory

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from convy import ConfigurationError
-from tests.engine.test_cli import convy
 from tests.servers.agents import AgentServer
 from tests.servers.models import ModelServer
+from tests.support.command import convy
 
 ANSWERS, SINGS = "The agent answers.", "The agent sings."
 Judging = Callable[[dict[str, Any]], str]

@@ -19,7 +19,8 @@
 * `/not-json`, `/no-answer` (no choices), `/object-answer`, `/number-answer` — answers convy cannot
   read, or reads as a number.
 * `/echo-headers` — HTTP 500 whose error message is every request header (as a careless agent's
-  error page might show them).
+  error page might show them); `/agui-echo-headers` and `/vercel-echo-headers` the same said by a
+  streamed error event (AG-UI's RUN_ERROR, the Vercel AI UI message stream's `error` part).
 * `/huge` — a 10 MB answer; `/huge-gzip` 10 MB gzip-encoded (about 7.5 MB sent), so its size is
   only known by reading it. Both are made once per server.
 
@@ -50,6 +51,13 @@ from convy.demo.localserver import LocalServer
 
 Triple = tuple[int, dict[str, str], bytes]
 JSON = {"Content-Type": "application/json"}
+SSE = {"Content-Type": "text/event-stream"}
+STREAMED_ERRORS = {
+    "/agui-echo-headers": lambda said: {"type": "RUN_ERROR", "message": said},
+    "/vercel-echo-headers": lambda said: {"type": "error", "errorText": said},
+}
+"""Streams whose error event (AG-UI's RUN_ERROR, the UI message stream's `error` part) says every
+request header."""
 TRACE: list[object] = [
     "I should look the order up.",
     {"name": "lookup", "arguments": {"order": 4411}, "result": {"status": "lost"}},
@@ -118,6 +126,9 @@ class AgentServer:
         if path.split("?")[0] == "/echo-headers":
             echoed = json.dumps({"error": {"message": repr(headers)}}).encode()
             status, answer_headers, payload = 500, JSON, echoed
+        elif path.split("?")[0] in STREAMED_ERRORS:
+            event = STREAMED_ERRORS[path.split("?")[0]](repr(headers))
+            status, answer_headers, payload = 200, SSE, f"data: {json.dumps(event)}\n\n".encode()
         else:
             status, answer_headers, payload = self.answer(path.split("?")[0], request, session, latest)
         with self._lock:

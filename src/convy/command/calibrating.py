@@ -5,13 +5,14 @@ every disagreement and the judge's reason, and written to results/calibration/<i
 from __future__ import annotations
 
 import argparse
-import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
 import convy
-from convy import Flags, Plural, Sources, Untrusted
+import convy.labels
+from convy import Flags
 from convy.command.console import Console
+from convy.tools import Plural, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
 JUDGE = (
@@ -44,18 +45,17 @@ class Calibrating:
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         flags = Flags(JUDGE).given(arguments)
-        with contextlib.ExitStack() as stack:
-            environ = dict(self._environ)
-            if arguments.demo:
-                demo = stack.enter_context(convy.DemoServers())
-                environ.update(demo.environ())
-                results = Path.cwd() / str(flags.get("results", "results"))
-                flags = {**demo.flags(), **flags, "results": str(results), "project": str(demo.project)}
-            sources = Sources(flags, environ, Path.cwd())
-            project = convy.Project(sources.settings(), sources, environ)
+        follows = "" if (Path.cwd() / "scenarios").exists() else self.latest(flags)
+        plan = convy.Plan(
+            folder=Path.cwd(), flags=flags, environ=self._environ, demo=arguments.demo, follows=follows
+        )
+        with plan.opened() as opened:
+            project = opened.project
             labels = Path(arguments.labels).resolve() if arguments.labels else project.root / "labels"
-            calibration = convy.Calibration(project, labels)
-            done = calibration.done()
+            if opened.demo and not arguments.labels and (Path.cwd() / "labels").is_dir():
+                labels = Path.cwd() / "labels"  # what `convy label` wrote of a demo run
+            calibration = convy.labels.Calibration(project, labels)
+            done = calibration.done(convy.labels.CalibrationLines(self.progress, False))
             self.show(done)
             folder = done.written(calibration.folder)
             self._console.out.write(
@@ -64,7 +64,19 @@ class Calibrating:
             return EXIT_PASS
         return EXIT_CONFIG
 
-    def votes(self, judge: convy.JudgeFingerprint) -> str:
+    def progress(self, line: str) -> None:
+        """A line of the calibration's progress, on stderr."""
+        self._console.err.write(line + "\n")
+
+    def latest(self, flags: Mapping[str, object]) -> str:
+        """The newest run folder of the demo's agent under `results` in a folder with no project of
+        its own (no scenarios): calibrating after `convy run --demo` calibrates the demo's judge."""
+        runs = sorted(
+            path for path in (Path.cwd() / str(flags.get("results", "results")) / "support").glob("*")
+        )
+        return str(runs[-1]) if runs else ""
+
+    def votes(self, judge: convy.labels.JudgeFingerprint) -> str:
         """How the judge votes: `1 vote`, `3 votes at temperature 1`, `votes: failing`."""
         if judge.votes == "failing":
             shown = "1 vote, 3 where a claim fails"
@@ -74,7 +86,7 @@ class Calibrating:
             shown += f" (later ones at temperature {judge.temperature:g})"
         return shown
 
-    def show(self, done: convy.Calibrated) -> None:
+    def show(self, done: convy.labels.Calibrated) -> None:
         out = self._console.out
         file = done.file
         judge = file.fingerprint
@@ -122,9 +134,9 @@ class Calibrating:
                 f"    person: {person}; judge: {judged}: {Untrusted(text=disagreement.reason).console(300)}\n"
             )
 
-    def figures(self, file: convy.CalibrationFile | convy.ClaimFigures) -> str:
+    def figures(self, file: convy.labels.CalibrationFile | convy.labels.ClaimFigures) -> str:
         """The figures of a set of decisions; where κ is undefined, why, and never κ 1.00."""
-        kappa = convy.KappaText(
+        kappa = convy.labels.KappaText(
             kappa=file.kappa,
             low=file.kappa_low,
             high=file.kappa_high,

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TextIO
 
 import convy
-from convy import ConfigurationError, Untrusted
+import convy.runs
+from convy import ConfigurationError
+from convy.tools import Untrusted
 
 
 class Console:
@@ -24,7 +26,7 @@ class Console:
     def stored(self, folder: Path, what: str) -> convy.StoredRun:
         """A run folder read back, or a configuration error naming it."""
         try:
-            run = convy.Runs(folder.parent).one(folder)
+            run = convy.runs.Runs(folder.parent).one(folder)
         except (convy.NewerFormat, ValueError) as error:
             raise ConfigurationError(what, str(error)) from None
         try:
@@ -34,7 +36,7 @@ class Console:
         self.damaged(folder, damage)
         return run
 
-    def damaged(self, folder: Path, damage: Sequence[convy.Damage]) -> None:
+    def damaged(self, folder: Path, damage: Sequence[convy.runs.Damage]) -> None:
         """A warning for each attempt line not counted (the first ten, then how many more), each
         printed once however often the folder is read."""
         lines = [f"{folder}: {Untrusted(text=one.text()).console(300)}" for one in damage[:10]]
@@ -48,17 +50,25 @@ class Console:
     def summed(self, folder: Path) -> tuple[convy.StoredRun, convy.Summary]:
         """A run named on the command line, read back and summed up."""
         run = self.stored(folder, str(folder))
-        return run, convy.Summed.of(run).summary()
+        return run, convy.runs.Summed.of(run).summary()
 
     def reviewed(self, folder: Path, baseline: Path | None, settings: convy.Settings) -> int:
         """Compare a run with its baseline (or the floor only), write its files, print, gate."""
-        before: convy.StoredRun | convy.NoBaseline = convy.NoBaseline(why="no baseline given")
-        if baseline is not None:
-            before = self.stored(baseline, str(baseline))
+        before = self.baseline(str(baseline) if baseline is not None else "")
         try:
-            reviewed = convy.Review.gated(self.stored(folder, str(folder)), before, settings).reviewed()
+            reviewed = convy.Reviewing(settings).gated(self.stored(folder, str(folder)), before)
         except convy.RunsDiffer as error:
             raise ConfigurationError(str(baseline), str(error)) from None
+        return self.shown(reviewed)
+
+    def baseline(self, path: str) -> convy.StoredRun | convy.NoBaseline:
+        """The baseline run named on the command line (none when `path` is empty)."""
+        if not path:
+            return convy.NoBaseline(why="no baseline given")
+        return self.stored(Path(path), path)
+
+    def shown(self, reviewed: convy.Reviewed) -> int:
+        """A reviewed run's files written and its comparison printed; the gate's exit code."""
         written = reviewed.written()
         self.out.write(reviewed.console() + "\n")
         for path in written:

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import convy
-from convy import Flags, Plural, Sources, Untrusted
+from convy import Flags, Sources
 from convy.command.console import Console
+from convy.tools import Plural, Untrusted
 
 EXIT_PASS = 0
 MODEL = ("model-url", "model-key", "user-model", "judge-model", "model-timeout")
@@ -36,27 +37,29 @@ class Drafting:
 
     def exit_code(self, arguments: argparse.Namespace) -> int:
         here = Path.cwd()
-        phoenix: tuple[convy.PhoenixProject, ...] = ()
+        phoenix: tuple[convy.runs.PhoenixProject, ...] = ()
         if arguments.phoenix or arguments.project_name:
             if not arguments.phoenix or not arguments.project_name:
                 raise convy.ConfigurationError(
                     "--phoenix", "needs --project NAME too (and --project needs --phoenix)"
                 )
             phoenix = (
-                convy.PhoenixProject(
+                convy.runs.PhoenixProject(
                     url=arguments.phoenix,
                     project=arguments.project_name,
                     key=self._environ.get("PHOENIX_API_KEY", ""),
                 ),
             )
-        drafting = convy.Drafts(
-            sources=tuple(convy.Recording(path=here / given, shown=given) for given in arguments.sources),
+        drafting = convy.runs.Drafts(
+            sources=tuple(
+                convy.runs.Recording(path=here / given, shown=given) for given in arguments.sources
+            ),
             phoenix=phoenix,
             to=here / arguments.to,
             here=here,
             claims=tuple(arguments.claim),
             briefed=arguments.brief,
-            where=convy.Kept.of(arguments.where),
+            where=convy.runs.Kept.of(arguments.where),
             limit=arguments.limit,
             keep_pii=arguments.keep_pii,
         )
@@ -65,7 +68,7 @@ class Drafting:
         self.show(drafted)
         return EXIT_PASS
 
-    async def drafted(self, drafting: convy.Drafts, arguments: argparse.Namespace) -> convy.Drafted:
+    async def drafted(self, drafting: convy.runs.Drafts, arguments: argparse.Namespace) -> convy.runs.Drafted:
         if not drafting.briefed:
             return await drafting.done()
         import httpx
@@ -80,7 +83,7 @@ class Drafting:
             )
             return await drafting.done(model)
 
-    def show(self, drafted: convy.Drafted) -> None:
+    def show(self, drafted: convy.runs.Drafted) -> None:
         out, err = self._console.out, self._console.err
         for warning in drafted.warnings:
             err.write(f"convy: warning: {Untrusted(text=warning).console(300)}\n")

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TextIO
 
 import convy
-from convy import ConfigurationError, Flags, Plural, Sources, Untrusted
+import convy.labels
+from convy import ConfigurationError, Flags
 from convy.command.console import Console
+from convy.tools import Plural, Untrusted
 
 EXIT_PASS, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 2, 130
 PROJECT = ("project", "scenarios")
@@ -39,16 +41,20 @@ class Labelling:
                 "stdin",
                 "is not a terminal: convy label asks a person, one claim at a time (run it in a terminal)",
             )
-        sources = Sources(Flags(PROJECT).given(arguments), self._environ, Path.cwd())
-        project = convy.Project(sources.settings(), sources, self._environ)
+        flags = Flags(PROJECT).given(arguments)
+        plan = convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ, follows=str(arguments.run))
+        with plan.opened() as opened:
+            project = opened.project
+            # a demo run's labels go to the current folder, never into the installed demo
+            written = Path.cwd() if opened.demo else project.root
         claims = {d.scenario.name: d.scenario.claims for d in project.every()}
         with tempfile.TemporaryDirectory(prefix="convy-label-") as scratch:
-            run, name = convy.LabelledRun(Path(arguments.run)).read(Path(scratch) / "run")
-            draw = convy.LabelDraw(run=run, id=name, claims=claims, failing=arguments.failing)
+            run, name = convy.labels.LabelledRun(Path(arguments.run)).read(Path(scratch) / "run")
+            draw = convy.labels.LabelDraw(run=run, id=name, claims=claims, failing=arguments.failing)
             target = (
-                Path(arguments.to) if arguments.to else project.root / "labels" / convy.LabelName(name).file
+                Path(arguments.to) if arguments.to else written / "labels" / convy.labels.LabelName(name).file
             )
-            sink = convy.LabelSink(target.resolve(), project.root)
+            sink = convy.labels.LabelSink(target.absolute(), written)
             asked = draw.drawn(arguments.count, sink.kept())
             out = self._console.out
             out.write(
@@ -68,7 +74,11 @@ class Labelling:
             return EXIT_PASS
 
     def asked(
-        self, draw: convy.LabelDraw, sink: convy.LabelSink, attempt: convy.Unlabelled, place: str
+        self,
+        draw: convy.labels.LabelDraw,
+        sink: convy.labels.LabelSink,
+        attempt: convy.labels.Unlabelled,
+        place: str,
     ) -> None:
         """One attempt: its transcript, then each claim asked and the judge's decision shown after."""
         out = self._console.out

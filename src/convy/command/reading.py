@@ -9,8 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import convy
-from convy import SETTING_NAMES, Flags, Plural, Sources, Untrusted
+import convy.runs
+import convy.tools
+from convy import SETTING_NAMES, Flags, Sources
 from convy.command.console import Console
+from convy.tools import Plural, Untrusted
 
 EXIT_PASS = 0
 GATE = ("min-pass-rate", "max-drop", "alpha", "max-no-verdict", "max-failed", "min-judge-kappa", "min-labels")
@@ -37,15 +40,15 @@ class Reading:
     def report(self, arguments: argparse.Namespace) -> int:
         console = self._console
         settings = self.sources(PAGES, arguments).settings()
-        trace = convy.TraceLink(convy.TraceUrl(settings.trace_url).checked())
+        trace = convy.runs.TraceLink(convy.runs.TraceUrl(settings.trace_url).checked())
         results = (Path.cwd() / settings.project / settings.results).resolve()
-        every = convy.Runs(results)
+        every = convy.runs.Runs(results)
         broken = every.broken()
         for unread in broken:
             console.err.write(f"convy: cannot read {unread.folder}: {unread.reason}\n")
         unreadable = {Path(b.folder) for b in broken}
         read = {
-            run.folder: (run, convy.Summed.of(run).summary())
+            run.folder: (run, convy.runs.Summed.of(run).summary())
             for run in every.readable()
             if run.folder not in unreadable
         }
@@ -53,13 +56,13 @@ class Reading:
         for folder in chosen:
             run, summary = read.get(folder) or console.summed(folder)
             console.damaged(folder, run.damage())
-            page = convy.Report(summary, run.outcomes(), None, trace).html()
-            convy.AtomicFile(folder / "report.html").write_text(page)
+            page = convy.runs.Report(summary, run.outcomes(), None, trace).html()
+            convy.tools.AtomicFile(folder / "report.html").write_text(page)
             console.out.write(f"convy: wrote {folder / 'report.html'}\n")
         if results.is_dir():
             index = results / "index.html"
-            convy.AtomicFile(index).write_text(
-                convy.Index(tuple(summary for _, summary in read.values())).html()
+            convy.tools.AtomicFile(index).write_text(
+                convy.runs.Index(tuple(summary for _, summary in read.values())).html()
             )
             console.out.write(f"convy: wrote {index}\n")
         return EXIT_PASS
@@ -70,21 +73,16 @@ class Reading:
         folders = [Path(folder) for folder in arguments.runs]
         runs = tuple(console.stored(folder, str(folder)) for folder in folders)
         target = Path(arguments.to)
-        merged = convy.Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
+        merged = convy.runs.Shards(runs, tuple(str(folder) for folder in folders)).merged(target)
         console.out.write(f"convy: merged {len(runs)} shards into {target} ({merged.file.status})\n")
         return console.reviewed(target, Path(arguments.baseline) if arguments.baseline else None, settings)
 
     def estimate(self, arguments: argparse.Namespace) -> int:
         console = self._console
-        sources = self.sources(SETTING_NAMES, arguments)
-        project = convy.Project(sources.settings(), sources, self._environ)
-        baseline = arguments.baseline
-        before = (
-            console.stored(Path(baseline), baseline)
-            if baseline
-            else convy.NoBaseline(why="no baseline given")
-        )
-        console.out.write("\n".join(convy.Estimating(project, before).estimate().lines()) + "\n")
+        flags = Flags(SETTING_NAMES).given(arguments)
+        with convy.Plan(folder=Path.cwd(), flags=flags, environ=self._environ).opened() as opened:
+            estimate = opened.estimate(console.baseline(str(arguments.baseline or "")))
+        console.out.write("\n".join(estimate.lines()) + "\n")
         return EXIT_PASS
 
     def export(self, arguments: argparse.Namespace) -> int:
@@ -95,18 +93,18 @@ class Reading:
         run = console.stored(folder, str(folder))
         target = Path(arguments.to) if arguments.to else folder / "export"
         target.mkdir(parents=True, exist_ok=True)
-        convy.Tables(run, convy.Summed.of(run).summary()).write(target)
+        convy.runs.Tables(run, convy.runs.Summed.of(run).summary()).write(target)
         console.out.write(f"convy: wrote the tables of {folder} to {target}\n")
         return EXIT_PASS
 
     def sent(self, folder: Path, url: str, headers: tuple[str, ...]) -> int:
         """A run sent to an OpenTelemetry receiver: exit 1 with its words when it refuses."""
         console = self._console
-        collector = convy.Collector.given(url, headers, ("--otlp", "--header"))
+        collector = convy.runs.Collector.given(url, headers, ("--otlp", "--header"))
         run = console.stored(folder, str(folder))
         try:
-            sent = collector.send(convy.RunTraces(run).attempts())
-        except convy.ReceiverRefused as error:
+            sent = collector.send(convy.runs.RunTraces(run).attempts())
+        except convy.runs.ReceiverRefused as error:
             console.err.write(f"convy: the run was not sent: {Untrusted(text=str(error)).console(400)}\n")
             return 1
         shown = Untrusted(text=collector.endpoint.shown()).console(200)

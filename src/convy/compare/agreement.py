@@ -1,4 +1,4 @@
-"""How well a judge agrees with a person (DESIGN §15.1): over decisions on claims, the share they
+"""How well a judge agrees with a person (decision 40): over decisions on claims, the share they
 agree on, Cohen's κ with a 95% bootstrap interval over labelled attempts (seeded, so the same
 labels give the same interval), false passes and false fails; over whole attempts, the judge's
 sensitivity and specificity. Every figure is over pass/fail; None where it has nothing to count.

@@ -1,4 +1,4 @@
-"""How a run compares with its baseline (DESIGN §13.2), scenario by scenario and as a whole: each
+"""How a run compares with its baseline (see docs/gate.md), scenario by scenario and as a whole: each
 scenario's status with its one-sided Fisher p-value, whether the overall change is real, the drop in
 pass rate, and the deltas of times and tokens.
 
@@ -15,7 +15,7 @@ from typing import Literal, get_args
 import msgspec
 
 from convy.compare.adaptive import Designed
-from convy.compare.parts import FailingClaim, ScenarioSummary, Spread
+from convy.compare.parts import FailingClaim, Reason, ScenarioSummary, Spread
 from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
 from convy.compare.summary import Summary
@@ -64,6 +64,8 @@ class ScenarioChange(Data, frozen=True, kw_only=True):
     baseline_rate: Rate | Unknown
     p: PValue | Unknown
     failing: tuple[FailingClaim, ...] = ()
+    failures: tuple[Reason, ...] = ()
+    """Now, the commonest reason the agent failed its attempts, with the service's words."""
     file: str = ""
     line: int = 0
 
@@ -287,6 +289,7 @@ class Compared(msgspec.Struct, frozen=True):
             baseline_rate=old.rate,
             p=p,
             failing=now.failing,
+            failures=now.failures,
             file=now.file,
             line=now.line,
         )
@@ -302,6 +305,7 @@ class Compared(msgspec.Struct, frozen=True):
             baseline_rate=Unknown(),
             p=Unknown(),
             failing=now.failing,
+            failures=now.failures,
             file=now.file,
             line=now.line,
         )

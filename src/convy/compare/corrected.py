@@ -1,4 +1,4 @@
-"""The pass rate corrected for the judge (DESIGN §15.1): the judged attempts whose checks all passed,
+"""The pass rate corrected for the judge (decision 43): the judged attempts whose checks all passed,
 times (q + sp − 1) / (se + sp − 1) clipped to [0, 1] (se, sp: the judge's sensitivity and
 specificity on whole labelled attempts, q: the share the judge held), with a seeded bootstrap
 interval over attempts and labels; shown, never gated on, and why not when it is not shown."""

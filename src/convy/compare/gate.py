@@ -1,4 +1,4 @@
-"""Whether a pull request passes (DESIGN §13.2, §14.3): the comparison's verdict — pass, fail or
+"""Whether a pull request passes (see docs/gate.md): the comparison's verdict — pass, fail or
 inconclusive — with the rule that decided, the numbers behind it and the commonest cause.
 
 Inconclusive when nothing was judged, too many attempts have no verdict or the judge is not trusted
@@ -74,7 +74,7 @@ class GateDecision(Data, frozen=True, kw_only=True):
         return () if self.on_drop or self.verdict != "pass" else comparison.lower()
 
     def failed_first(self, comparison: Comparison) -> tuple[ScenarioChange, ...]:
-        """What a failing or inconclusive verdict names first (DESIGN §15.2), whatever rule decided:
+        """What a failing or inconclusive verdict names first (see docs/gate.md), whatever rule decided:
         the scenarios that did not hold (an attempt judged and not held) or fell (regressed or
         lower), worst first: the largest fall from the baseline's share, then the lowest share now,
         then in the comparison's order."""

@@ -19,6 +19,8 @@ class Money(Data, frozen=True, kw_only=True):
     usd: float = 0.0
     known: int = 0
     unknown: int = 0
+    calibration: float = 0.0
+    """Of `usd`, what calibrating the judge on the labels cost (0: nothing, or not a run's)."""
 
     @property
     def whole(self) -> bool:
@@ -26,11 +28,16 @@ class Money(Data, frozen=True, kw_only=True):
         return self.unknown == 0 and self.known > 0
 
     def text(self) -> str:
-        """`$0.42`, `≥ $0.42` when a part is unknown, `unknown` when no part is known."""
+        """`$0.42`, `≥ $0.42` when a part is unknown, `unknown` when no part is known; with what
+        calibrating the judge took of it when it took something (`$0.42 ($0.10 of it calibrating
+        the judge)`), so two runs that differ by a calibration say so."""
         if not self.known:
             return "unknown"
         shown = Dollars(self.usd).text()
-        return shown if self.unknown == 0 else f"≥ {shown}"
+        shown = shown if self.unknown == 0 else f"≥ {shown}"
+        if self.calibration > 0:
+            return f"{shown} ({Dollars(self.calibration).text()} of it calibrating the judge)"
+        return shown
 
 
 class Dollars(msgspec.Struct, frozen=True):
@@ -52,6 +59,7 @@ class Costs(msgspec.Struct):
     usd: list[float] = msgspec.field(default_factory=list)
     known: int = 0
     unknown: int = 0
+    calibration: float = 0.0
 
     def add(self, outcome: Outcome) -> None:
         cost = outcome.cost
@@ -68,6 +76,12 @@ class Costs(msgspec.Struct):
             return
         self.usd.append(usd)
         self.known += 1
+        self.calibration += usd
 
     def money(self) -> Money:
-        return Money(usd=round(math.fsum(self.usd), 12), known=self.known, unknown=self.unknown)
+        return Money(
+            usd=round(math.fsum(self.usd), 12),
+            known=self.known,
+            unknown=self.unknown,
+            calibration=round(self.calibration, 12),
+        )

@@ -110,6 +110,8 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     failed: int
     no_verdict: int
     failing: tuple[FailingClaim, ...] = ()
+    failures: tuple[Reason, ...] = ()
+    """The commonest reason the agent failed its attempts, with the service's words (empty: none)."""
     seconds: Spread = Spread()
     rejudged: bool = False
     """Its attempts (a baseline's) were judged again with today's claims, checks and judge."""

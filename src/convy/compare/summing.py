@@ -18,7 +18,7 @@ from convy.play.outcome import Failed, NoVerdict, Outcome, Verdict
 from convy.store.runfile import ScenarioEntry
 
 PARTIES: tuple[str, ...] = ("agent", "user model", "judge", "busy", "convy")
-"""Whose an attempt that did not hold is, in the order the comment lists them (DESIGN §13.2):
+"""Whose an attempt that did not hold is, in the order the comment lists them (see docs/gate.md):
 the agent (claims failed, or it failed), the simulated user's model, the judge, a service busy
 beyond patience; `convy` for convy's own bug in one attempt."""
 NO_VERDICT_PARTIES: dict[str, str] = {
@@ -88,6 +88,39 @@ class ClaimCount(msgspec.Struct):
     check: bool = False
 
 
+class ReasonTally(msgspec.Struct):
+    """The reasons of one kind of ending, with the statuses and messages seen for each, counted."""
+
+    reasons: Counter[str] = msgspec.field(default_factory=Counter)
+    statuses: dict[str, Counter[int]] = msgspec.field(default_factory=dict)
+    messages: dict[str, Counter[str]] = msgspec.field(default_factory=dict)
+    checks: set[str] = msgspec.field(default_factory=set)
+    """The messages a deterministic check gave (a failed check's reason), not the judge."""
+
+    def add(self, reason: str, status: int = 0, message: str = "", check: bool = False) -> None:
+        self.reasons[reason] += 1
+        self.statuses.setdefault(reason, Counter())[status] += 1
+        if message:
+            self.messages.setdefault(reason, Counter())[message] += 1
+            if check:
+                self.checks.add(message)
+
+    def counted(self) -> tuple[Reason, ...]:
+        return tuple(
+            Reason(
+                reason=reason,
+                count=count,
+                status=self.statuses[reason].most_common(1)[0][0],
+                message=self.message(reason),
+            )
+            for reason, count in self.reasons.most_common()
+        )
+
+    def message(self, reason: str) -> str:
+        messages = self.messages.get(reason)
+        return messages.most_common(1)[0][0] if messages else ""
+
+
 class ScenarioCount(msgspec.Struct):
     """A scenario's attempts, counted while they stream past."""
 
@@ -107,6 +140,8 @@ class ScenarioCount(msgspec.Struct):
     costs: Costs = msgspec.field(default_factory=Costs)
     staged: dict[int, Tally] = msgspec.field(default_factory=dict)
     """Each stage's attempts judged and held, by the stage's place (those with any attempt)."""
+    failures: ReasonTally = msgspec.field(default_factory=ReasonTally)
+    """Why the agent failed its attempts, with the service's words."""
 
     def add(self, outcome: Outcome) -> None:
         self.attempts += 1
@@ -134,9 +169,10 @@ class ScenarioCount(msgspec.Struct):
                         count.failed += 1
                         if not count.reason:
                             count.reason, count.split = result.reason, result.split
-            case Failed():
+            case Failed(reason=reason, status=status, message=message, detail=detail):
                 self.judged += 1
                 self.failed += 1
+                self.failures.add(reason, status, message or detail)
                 self.traced(outcome)
                 if outcome.index < self.repeat:
                     self.first_judged += 1
@@ -179,6 +215,7 @@ class ScenarioCount(msgspec.Struct):
             failed=self.failed,
             no_verdict=self.no_verdict,
             failing=failing,
+            failures=self.failures.counted()[:1],
             seconds=self.seconds.spread(),
             first=Tally(held=self.first_held, judged=self.first_judged),
             unheld=tuple(sorted(self.unheld, key=lambda traced: traced.index)),
@@ -191,39 +228,6 @@ class ScenarioCount(msgspec.Struct):
             if entry.against is None
             else Tally(held=entry.against.held, judged=entry.against.judged),
         )
-
-
-class ReasonTally(msgspec.Struct):
-    """The reasons of one kind of ending, with the statuses and messages seen for each, counted."""
-
-    reasons: Counter[str] = msgspec.field(default_factory=Counter)
-    statuses: dict[str, Counter[int]] = msgspec.field(default_factory=dict)
-    messages: dict[str, Counter[str]] = msgspec.field(default_factory=dict)
-    checks: set[str] = msgspec.field(default_factory=set)
-    """The messages a deterministic check gave (a failed check's reason), not the judge."""
-
-    def add(self, reason: str, status: int = 0, message: str = "", check: bool = False) -> None:
-        self.reasons[reason] += 1
-        self.statuses.setdefault(reason, Counter())[status] += 1
-        if message:
-            self.messages.setdefault(reason, Counter())[message] += 1
-            if check:
-                self.checks.add(message)
-
-    def counted(self) -> tuple[Reason, ...]:
-        return tuple(
-            Reason(
-                reason=reason,
-                count=count,
-                status=self.statuses[reason].most_common(1)[0][0],
-                message=self.message(reason),
-            )
-            for reason, count in self.reasons.most_common()
-        )
-
-    def message(self, reason: str) -> str:
-        messages = self.messages.get(reason)
-        return messages.most_common(1)[0][0] if messages else ""
 
 
 class Blame(msgspec.Struct):

@@ -13,11 +13,13 @@ import yaml
 
 from convy.errors import ConfigurationError
 from convy.play.agent import Agent, PythonAgent
-from convy.play.model import Inline, Models, OpenAiModel
+from convy.play.inline import Inline
+from convy.play.model import Models, OpenAiModel
 from convy.play.template import Path as JsonPath
 from convy.play.version import AgentVersion
 from convy.play.wire.agent import JsonAgent
 from convy.play.wire.spec import AgentSpec, HeaderName, Shown
+from convy.project.choices import Choices
 from convy.project.document import LOADER, TAB, Declaration, Lines, YamlTab
 from convy.project.project import Project, PythonFile
 from convy.project.settings import Settings
@@ -34,6 +36,7 @@ class AgentFileError(msgspec.Struct, frozen=True):
         backticks) as a ConfigurationError at `file:line`."""
         said, _, at = str(error).partition(" - at `")
         path = at.removesuffix("`") or "$"
+        said = Choices(AgentSpec, path).said(said)
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", said)
         named = re.match(r"`([A-Za-z_-]+)`", said)
         if unknown is not None:
@@ -126,23 +129,36 @@ class Assembly(msgspec.Struct, frozen=True):
         """An agent file with what the agent-* settings given without agent-url say over it
         (agent-answer, agent-body, agent-model): `--demo --agent-answer reply.message` plays the
         demo's agent reading a wrong path."""
-        settings = self.settings
-        fields: dict[str, object] = {}
-        if settings.agent_answer:
-            fields["answer"] = settings.agent_answer
-        if settings.agent_body:
-            try:
-                fields["body"] = json.loads(settings.agent_body)
-            except ValueError:
-                raise ConfigurationError("agent-body", "is not valid JSON") from None
-        if settings.agent_model and not spec.model:
-            fields["model"] = settings.agent_model
+        given = self.given()
+        fields: dict[str, object] = {key: given[key] for key in ("answer", "body") if key in given}
+        if "model" in given and not spec.model:
+            fields["model"] = given["model"]
         if not fields:
             return spec
         try:
             return msgspec.convert({**msgspec.to_builtins(spec), **fields}, AgentSpec)
         except msgspec.ValidationError as error:
             raise ConfigurationError(", ".join(f"agent-{key}" for key in fields), str(error)) from None
+
+    def given(self) -> dict[str, object]:
+        """What the agent-* settings say of the agent, by the agent file's keys (`body` parsed from
+        agent-body's JSON), those given only: the one place they become part of an agent."""
+        settings = self.settings
+        fields: dict[str, object] = {}
+        if settings.agent_body:
+            try:
+                fields["body"] = json.loads(settings.agent_body)
+            except ValueError:
+                raise ConfigurationError("agent-body", "is not valid JSON") from None
+        if settings.agent_answer:
+            fields["answer"] = settings.agent_answer
+        if settings.agent_protocol:
+            fields["protocol"] = settings.agent_protocol
+        if settings.agent_stream != "none":
+            fields["stream"] = settings.agent_stream
+        if settings.agent_model:
+            fields["model"] = settings.agent_model
+        return fields
 
     def version(self) -> AgentVersion | None:
         """agent-version-url with the agent's headers and TLS; None when it is not set."""
@@ -194,20 +210,7 @@ class Assembly(msgspec.Struct, frozen=True):
             if not HeaderName(name.strip()).valid():
                 raise ConfigurationError("agent-headers", f"line {number}: {HeaderName(name).problem()}")
             headers[name.strip()] = value.strip()
-        fields: dict[str, object] = {"url": self.settings.agent_url, "headers": headers}
-        if self.settings.agent_body:
-            try:
-                fields["body"] = json.loads(self.settings.agent_body)
-            except ValueError:
-                raise ConfigurationError("agent-body", "is not valid JSON") from None
-        if self.settings.agent_answer:
-            fields["answer"] = self.settings.agent_answer
-        if self.settings.agent_protocol:
-            fields["protocol"] = self.settings.agent_protocol
-        if self.settings.agent_stream != "none":
-            fields["stream"] = self.settings.agent_stream
-        if self.settings.agent_model:
-            fields["model"] = self.settings.agent_model
+        fields: dict[str, object] = {"url": self.settings.agent_url, "headers": headers, **self.given()}
         try:
             return msgspec.convert(fields, AgentSpec)
         except msgspec.ValidationError as error:
@@ -304,6 +307,7 @@ class Assembly(msgspec.Struct, frozen=True):
             client=client,
             max_tokens=settings.judge_max_tokens,
             temperature=0.0,
+            setting="judge-url" if settings.judge_url else "model-url",
         )
         panel = settings.panel()
         members = tuple(
@@ -314,6 +318,7 @@ class Assembly(msgspec.Struct, frozen=True):
                 client=client,
                 max_tokens=settings.judge_max_tokens,
                 temperature=0.0,
+                setting=f"judge-panel's member `{member.model}` (its url)",
             )
             for member, key in zip(panel.members, panel.keys(), strict=True)
         )

@@ -1,4 +1,4 @@
-"""What a calibration of the judge leaves (DESIGN §15.1): the judge's fingerprint, one line per
+"""What a calibration of the judge leaves (see docs/labels.md): the judge's fingerprint, one line per
 labelled attempt (calibration.jsonl: the judge's decisions and votes) and the figures overall and
 per claim (calibration.json), written to results/calibration/<id>/."""
 

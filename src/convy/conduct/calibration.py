@@ -1,4 +1,4 @@
-"""Calibrating the judge against a project's labels (DESIGN §15.1): today's judge decides every
+"""Calibrating the judge against a project's labels (see docs/labels.md): today's judge decides every
 labelled transcript's claims (judge calls only), a decision reused from an earlier calibration
 with the same fingerprint, transcript and claims, and its decisions are set against the person's.
 What the files of results/calibration/<id>/ hold is in calibrated.py."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -22,6 +23,7 @@ from convy.conduct.calibrated import (
     Disagreement,
     JudgeFingerprint,
 )
+from convy.conduct.demorun import PROJECT
 from convy.conduct.run import RunId
 from convy.errors import ConfigurationError
 from convy.play.busy import Busy, GaveUp
@@ -38,9 +40,35 @@ from convy.project.scenario import Claim
 FOLDER = "calibration"
 """Where calibrations go, under the project's results folder."""
 
-DEMO = (Path(__file__).resolve().parents[1] / "demo" / "project").resolve()
+DEMO = PROJECT
 """The bundled demo's project: its judge's origin is `demo`, whatever port its server was given, so
 a second demo run reuses the first one's calibration."""
+
+
+class CalibrationProgress(msgspec.Struct, frozen=True, kw_only=True):
+    """How far a calibration is: `done` of `total` labelled attempts decided, `line` the one just
+    decided (None before the first); the first told also carries the `stale` decisions left out,
+    each at its file:line."""
+
+    total: int
+    done: int = 0
+    line: CalibrationLine | None = None
+    stale: tuple[Stale, ...] = ()
+
+
+Told = Callable[[CalibrationProgress], None]
+"""What is told of a calibration's progress."""
+
+
+class Unshown:
+    """A calibration's progress shown nowhere."""
+
+    def __call__(self, progress: CalibrationProgress) -> None:
+        return None
+
+
+QUIET = Unshown()
+"""Where a calibration's progress goes when no one shows it."""
 
 
 class Calibration(msgspec.Struct, frozen=True):
@@ -118,20 +146,23 @@ class Calibration(msgspec.Struct, frozen=True):
                     known.setdefault((line.transcript, line.claims), line)
         return known
 
-    def done(self) -> Calibrated:
-        """The calibration done with a client of its own (the `model-timeout` setting's timeout)."""
+    def done(self, told: Told = QUIET) -> Calibrated:
+        """The calibration done with a client of its own (the `model-timeout` setting's timeout),
+        its progress `told`."""
         timeout = self.project.settings.model_timeout
 
         async def calibrating() -> Calibrated:
             limit = httpx.Timeout(timeout, connect=min(timeout, 30.0))
             async with httpx.AsyncClient(timeout=limit) as client:
-                return await self.calibrated(client)
+                return await self.calibrated(client, told)
 
         return asyncio.run(calibrating())
 
-    async def calibrated(self, client: httpx.AsyncClient) -> Calibrated:
-        """Every labelled attempt decided by today's judge (or a reused decision), and the figures."""
+    async def calibrated(self, client: httpx.AsyncClient, told: Told = QUIET) -> Calibrated:
+        """Every labelled attempt decided by today's judge (or a reused decision), and the figures;
+        `told` of the stale decisions first, then of each labelled attempt as it is decided."""
         used, stale = self.labelled()
+        told(CalibrationProgress(total=len(used), stale=stale))
         assembly = Assembly(self.project)
         settings = self.project.settings
         if not (self.project.root / "models.py").exists():
@@ -141,7 +172,6 @@ class Calibration(msgspec.Struct, frozen=True):
         models = assembly.models(client, ())
         fingerprint = self.fingerprint(models)
         known = self.earlier(fingerprint.digest)
-        places = asyncio.Semaphore(settings.concurrency)
         judge = Jury(models, settings.votes()).judge(lambda model: model)
 
         async def decided(labelled: Labelled) -> CalibrationLine:
@@ -164,11 +194,10 @@ class Calibration(msgspec.Struct, frozen=True):
                 return msgspec.structs.replace(
                     line, decisions=earlier.decisions, votes=earlier.votes, reused=True
                 )
-            async with places:
-                try:
-                    answer = await judge.decide(labelled.claims, turns)
-                except (ModelFailure, Busy, GaveUp) as error:
-                    return msgspec.structs.replace(line, failure=str(error) or type(error).__name__)
+            try:
+                answer = await judge.decide(labelled.claims, turns)
+            except (ModelFailure, Busy, GaveUp) as error:
+                return msgspec.structs.replace(line, failure=str(error) or type(error).__name__)
             results = answer.verdict.claims
             votes = {
                 result.claim: result.cast
@@ -177,8 +206,24 @@ class Calibration(msgspec.Struct, frozen=True):
             }
             return msgspec.structs.replace(line, decisions=results, votes=votes)
 
-        lines = tuple(await asyncio.gather(*(decided(labelled) for labelled in used)))
-        return Figuring(fingerprint, lines, tuple(stale)).calibrated(RunId.new().text)
+        lines: list[CalibrationLine | None] = [None] * len(used)
+        waiting = iter(enumerate(used))
+        count = [0]
+
+        async def decider() -> None:
+            # `concurrency` deciders take the labels in order: a task per label waiting on one
+            # semaphore would make tens of thousands of labels quadratic
+            for position, labelled in waiting:
+                line = await decided(labelled)
+                lines[position] = line
+                count[0] += 1
+                told(CalibrationProgress(total=len(used), done=count[0], line=line))
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(settings.concurrency, len(used)))):
+                group.create_task(decider())
+        ended = tuple(line for line in lines if line is not None)
+        return Figuring(fingerprint, ended, tuple(stale)).calibrated(RunId.new().text)
 
 
 class ClaimsKey(msgspec.Struct, frozen=True):

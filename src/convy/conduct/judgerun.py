@@ -1,4 +1,4 @@
-"""Every run calibrates (DESIGN §15.1): with labels (setting `labels`, `none` off), today's judge
+"""Every run calibrates (decision 42): with labels (setting `labels`, `none` off), today's judge
 decides them before the first attempt, reusing decisions of every calibration.jsonl of the project
 (results/calibration/<id>/, earlier run folders) and of the baseline's folder; the run folder gets
 calibration.jsonl and run.json `calibration`."""
@@ -6,12 +6,13 @@ calibration.jsonl and run.json `calibration`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 import msgspec
 
 from convy.conduct.calibrated import Calibrated
-from convy.conduct.calibration import Calibration
+from convy.conduct.calibration import QUIET, Calibration, CalibrationProgress, Told
 from convy.play.agent import Usage
 from convy.play.price import UNPRICED, Priced, Pricing
 from convy.project.labels import Labels
@@ -49,21 +50,25 @@ class RunCalibration(Calibration, frozen=True):
             self.labelled()
 
     async def measured(
-        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED
+        self, client: httpx.AsyncClient, folder: Path, pricing: Pricing = UNPRICED, told: Told = QUIET
     ) -> JudgeRecord:
         """Calibrate (when there are labels) with the run's `client`, write calibration.jsonl into
-        the run `folder`, and return run.json's `calibration`, its judge calls priced at `pricing`
-        (the tokens their answers report; unknown for a project's own models.py)."""
+        the run `folder` — each decision appended as it comes, so a run stopped while it calibrates
+        keeps them for the next — and return run.json's `calibration`, its judge calls priced at
+        `pricing` (the tokens their answers report; unknown for a project's own models.py); its
+        progress `told`."""
         if not self.on:
             return NOT_MEASURED
         tokens = JudgeTokens()
         hooks = client.event_hooks
         client.event_hooks = {**hooks, "response": [*hooks.get("response", []), tokens.read]}
+        folder.mkdir(parents=True, exist_ok=True)
+        kept = KeptLines(folder / LINES, told)
         try:
-            done = await self.calibrated(client)
+            done = await self.calibrated(client, kept.told)
         finally:
             client.event_hooks = hooks
-        folder.mkdir(parents=True, exist_ok=True)
+            kept.close()
         AtomicFile(folder / LINES).write_bytes(
             b"".join(msgspec.json.encode(line) + b"\n" for line in done.lines)
         )
@@ -111,6 +116,29 @@ class RunCalibration(Calibration, frozen=True):
                 for each in done.disagreements
             ),
         )
+
+
+class KeptLines:
+    """The judge's decisions appended to `path` as each comes (flushed, never the failures: those
+    are asked again), then handed on to `then`."""
+
+    def __init__(self, path: Path, then: Told) -> None:
+        self.path = path
+        self.then = then
+        self.file: BinaryIO | None = None
+
+    def told(self, progress: CalibrationProgress) -> None:
+        line = progress.line
+        if line is not None and not line.failure and not line.reused:
+            if self.file is None:
+                self.file = self.path.open("ab")
+            self.file.write(msgspec.json.encode(line) + b"\n")
+            self.file.flush()
+        self.then(progress)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
 
 
 class JudgeTokens:

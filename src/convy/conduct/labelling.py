@@ -1,4 +1,4 @@
-"""Labelling a run's judged attempts (DESIGN §15.1, `convy label`): the run read from its folder or
+"""Labelling a run's judged attempts (`convy label`; see docs/labels.md): the run read from its folder or
 its artifact zip, its judged attempts drawn in an order seeded by the run id (those with a failing
 claim first when asked), and each answer written to the labels file as it is given."""
 
@@ -135,13 +135,27 @@ class LabelSink(msgspec.Struct, frozen=True):
 
     def kept(self) -> frozenset[tuple[str, str, int]]:
         """The attempts the file labels already, as (run, scenario, index); ConfigurationError with
-        file:line when it is malformed."""
+        file:line when it is malformed, or when it is a link out of its folder (Linked)."""
+        self.linked()
         if not self.path.exists():
             return frozenset()
         return frozenset(
             (placed.label.source.run, placed.label.scenario, placed.label.source.index)
             for placed in LabelFile(self.path, self.root).labels()
         )
+
+    def linked(self) -> None:
+        """ConfigurationError when the file is a symbolic link that leads to nothing or out of its
+        folder: an answer is never written through it to a file elsewhere."""
+        if not self.path.is_symlink():
+            return
+        target = self.path.resolve()
+        if not target.exists() or not target.is_relative_to(self.path.parent.resolve()):
+            raise ConfigurationError(
+                str(self.path),
+                "is a symbolic link to a file outside its folder, or to none: convy label writes "
+                "nothing through it (remove the link, or name another file with --to)",
+            )
 
     def text(self) -> str:
         """What the file holds now ("" when it is not there or holds only an empty list)."""
@@ -156,6 +170,7 @@ class LabelSink(msgspec.Struct, frozen=True):
         """The file as `before` plus this label (a labelled attempt, as the file holds it); its text."""
         item = yaml.safe_dump([label], allow_unicode=True, sort_keys=False, width=100_000)
         text = before + item
+        self.linked()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         AtomicFile(self.path).write_bytes(text.encode("utf-8"))
         return text

@@ -66,6 +66,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def planned(
         cls,
+        *,
         folder: Path,
         agent: str,
         declarations: tuple[Declaration, ...],
@@ -98,7 +99,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         )
         shard = Shard() if part.whole else Shard(index=part.index, count=part.count, scenarios=entries)
         played = part.chosen(entries)
-        others = tuple(entry.name for entry in entries if entry not in played)
+        chosen = {entry.name for entry in played}
+        others = tuple(entry.name for entry in entries if entry.name not in chosen)
         spec = RunSpec(
             agent=agent,
             scenarios=played,
@@ -322,12 +324,12 @@ class Both:
 
 class Clients(msgspec.Struct, frozen=True):
     """The models' one shared HTTP client: its timeouts (`model_timeout`, the models' own, apart from
-    the agent's turn-timeout), its lanes (Lanes: a kept connection lent to one request at a time, as
-    many kept as requests can be in flight — two for each conversation at once, a user's turn and a
-    judge's call), and TLS checks made only when a model URL (`url`, the judge's `judge_url`, a panel's) is
-    https (loading the CA bundle costs ~80 ms). The lanes serve every URL the environment's proxy
-    settings leave alone; a proxy given there (HTTPS_PROXY...) is still used, through httpx's own
-    pool."""
+    the agent's turn-timeout), its transport (KeptTransport: a kept connection lent to one request
+    at a time, as many kept as requests can be in flight — two for each conversation at once, a
+    user's turn and a judge's call), and TLS checks made only when a model URL (`url`, the judge's
+    `judge_url`, a panel's) is https (loading the CA bundle costs ~80 ms). The transport serves every
+    URL the environment's proxy settings leave alone; a proxy given there (HTTPS_PROXY...) is still
+    used, through httpx's own pool."""
 
     model_timeout: float
     concurrency: int = 8

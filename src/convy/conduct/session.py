@@ -10,6 +10,7 @@ import msgspec
 
 from convy.compare.comparison import NO_BASELINE, NoBaseline
 from convy.conduct.assembly import Assembly
+from convy.conduct.calibration import QUIET, Told
 from convy.conduct.judgerun import RunCalibration
 from convy.conduct.pricing import RunPrices
 from convy.conduct.run import Clients, Run, RunId
@@ -62,12 +63,13 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         provenance: Provenance,
         watch: Callable[[Run, int], Journal],
         baseline: StoredRun | NoBaseline = NO_BASELINE,
+        told: Told = QUIET,
     ) -> Run:
         """Play the run's missing attempts; `watch(run, missing)` makes the journal that shows
         progress, once the folder is held and the missing attempts are known. With a baseline,
         its attempts of scenarios whose claims, checks or judge changed are judged again
         (`rejudge`), and adaptive repeats (`max-repeat`) give unclear scenarios more attempts.
-        With labels, the judge is calibrated first (judgerun.py)."""
+        With labels, the judge is calibrated first (judgerun.py), its progress `told`."""
         settings = self.project.settings
         clients = Clients(
             settings.model_timeout,
@@ -81,20 +83,20 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
         async with clients.client() as client:
             models = Assembly(self.project).models(client, self.declarations)
             run = Run.planned(
-                self.folder,
-                self.name,
-                self.declarations,
-                settings.repeat,
-                models,
-                self.limits(),
-                provenance,
-                self.left_out,
-                self.part,
-                settings.max_repeat,
-                settings.replay,
-                settings.votes(),
-                settings.vote_temperature,
-                settings.min_pass_rate > 0,
+                folder=self.folder,
+                agent=self.name,
+                declarations=self.declarations,
+                repeat=settings.repeat,
+                models=models,
+                limits=self.limits(),
+                provenance=provenance,
+                left_out=self.left_out,
+                part=self.part,
+                max_repeat=settings.max_repeat,
+                replay=settings.replay,
+                votes=settings.votes(),
+                vote_temperature=settings.vote_temperature,
+                floored=settings.min_pass_rate > 0,
             )
             book = PriceBook(settings.price_table())
             pricing = RunPrices(self.project, models, self.agent).pricing(book)
@@ -108,7 +110,7 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
                 halt.earlier(run.journal.outcomes())
             also = (baseline.folder,) if isinstance(baseline, StoredRun) else ()
             calibration = RunCalibration(self.project, self.labels, also)
-            measured = await calibration.measured(client, self.folder, pricing)
+            measured = await calibration.measured(client, self.folder, pricing, told)
             await run.playing(
                 self.agent, models, watch, halt, build, baseline, settings.rejudge, pricing, measured
             )

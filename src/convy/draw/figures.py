@@ -200,15 +200,22 @@ class Figures(msgspec.Struct, frozen=True):
     def claims(self, scenario: ScenarioChange) -> tuple[tuple[str, str], ...]:
         """A scenario's failed claims and checks, each with how often it failed and its reason, said
         by whom: `judge: …`, or `check: …` for a deterministic check."""
-        if not scenario.failing:
-            return (("—", "—"),)
-        return tuple(
+        rows = tuple(
             (
                 f"{self.cells.cell(c.claim, CLAIM)} ({c.failed} of {c.judged} failed)",
                 self.said(c),
             )
             for c in scenario.failing
         )
+        failed = tuple(
+            (f"agent failed ({r.count} of {scenario.now.judged})", self.why(r)) for r in scenario.failures
+        )
+        return (*rows, *failed) or (("—", "—"),)
+
+    def why(self, failure: Reason) -> str:
+        """The commonest reason the agent failed a scenario's attempts, with the service's words."""
+        said = f" — {self.cells.cell(failure.message, MESSAGE)}" if failure.message else ""
+        return f"{self.cells.cell(failure.reason, 60)}{said}"
 
     def said(self, claim: FailingClaim) -> str:
         """A failed claim's reason with who gave it: `judge: …` (`judge (2 of 3 votes): …` when it
@@ -219,7 +226,7 @@ class Figures(msgspec.Struct, frozen=True):
         return f"judge ({claim.split}): {reason}" if claim.split else f"judge: {reason}"
 
     def attention(self) -> tuple[ScenarioChange, ...]:
-        """The scenarios that need attention: with a baseline the regressions (DESIGN §13.2), without
+        """The scenarios that need attention: with a baseline the regressions (see docs/gate.md), without
         one the scenarios with failed claims."""
         if self.decision.verdict != "pass":
             return self.decision.failed_first(self.comparison)
@@ -272,6 +279,8 @@ class Figures(msgspec.Struct, frozen=True):
                 lines.append(
                     f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; {self.said(c)}"
                 )
+            for r in s.failures:
+                lines.append(f"  - the agent failed {r.count} of {s.now.judged}: {self.why(r)}")
             traces = self.traces(s.name)
             if traces:
                 lines.append(f"  - traces of attempts that did not hold: {traces}")

@@ -1,4 +1,4 @@
-"""The judge against the labels on a run's page (DESIGN §15.1): its line, the pass rate corrected
+"""The judge against the labels on a run's page (see docs/labels.md): its line, the pass rate corrected
 for the judge (or why it is not shown), and a table of the disagreements — the judge's decision,
 the person's, the judge's reason, the claim and the scenario."""
 

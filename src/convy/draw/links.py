@@ -33,7 +33,7 @@ class Links(Data, frozen=True, kw_only=True):
     """Where the run can be read, every one an absolute http(s) URL (no blanks or angle brackets),
     empty when there is none (a dry run, a local run): `report` the run folder's artifact, `run`
     the workflow run, `report_page` and `comparison_page` the pages uploaded unzipped (a browser
-    opens them). The comment never posts a relative link (DESIGN §14.3)."""
+    opens them). The comment never posts a relative link."""
 
     report: str = ""
     run: str = ""

@@ -1,5 +1,5 @@
 """A comparison and the gate's decision as the pull request's sticky comment (also the job summary
-and comment.md), laid out for a phone (DESIGN §13.2).
+and comment.md), laid out for a phone (see docs/gate.md).
 
 Its hidden marker line; the verdict and the rule that decided, said once; what needs attention — the
 regressions with their failing claims and the judge's reasons, each linked to its place in
@@ -8,7 +8,7 @@ headline numbers; then, collapsed, the scenarios lower within noise, every metri
 scenario; the links line. A table shown open has at most 3 columns of short cells (glance.py), as
 GitHub never wraps a table's cells on a phone; what does not fit is said on lines under it.
 
-Only drawing: every number and decision comes from the Comparison and the GateDecision (DESIGN §7).
+Only drawing: every number and decision comes from the Comparison and the GateDecision (see docs/gate.md).
 What an agent or a model wrote — and scenario names and claims too — goes through Untrusted, so none
 of it acts on GitHub. The body stays under GitHub's Limit: a table too long for it shows its first
 rows and a `… N more` row, never a cut row. The figures are drawn in figures.py, the tables and

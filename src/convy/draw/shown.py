@@ -177,7 +177,7 @@ class ShownRun(msgspec.Struct, frozen=True, kw_only=True):
     summary: Summary
 
     def parties(self) -> Grid:
-        """Whose fault each attempt that did not hold was (DESIGN §13.2), with how many, the
+        """Whose fault each attempt that did not hold was (see docs/gate.md), with how many, the
         commonest reason and its message."""
         names = {
             "agent": "the agent",

@@ -1,4 +1,4 @@
-"""Side by side: why a scenario changed, on comparison.html (DESIGN §14.4) — for each scenario whose
+"""Side by side: why a scenario changed, on comparison.html (decision 32) — for each scenario whose
 status is in anchor.SIDE_BY_SIDE, one baseline attempt beside one attempt of this run, aligned turn
 by turn, the first turn whose agent answers differ marked, the words that changed marked inside
 differing answers (worddiff.py), each side's decision under it.

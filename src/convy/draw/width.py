@@ -1,5 +1,5 @@
 """How wide a markdown table is drawn in a pull-request comment, to keep every table of it within
-a phone's column (DESIGN §15.2): GitHub draws a table as wide as its longest cells, never wrapping
+a phone's column: GitHub draws a table as wide as its longest cells, never wrapping
 them. The width is worked out from the cells' characters at GitHub's 14 px system font, erring on
 the wide side, and checked against Chromium by `benchmarks/comment_width.py`."""
 

@@ -15,6 +15,7 @@ from typing import Literal, Protocol, Self
 from convy.data import Data, Tagged
 from convy.errors import ConvyError
 from convy.play.busy import Places
+from convy.play.errorbody import Masked
 
 
 class Message(Data, frozen=True, kw_only=True):
@@ -97,6 +98,17 @@ class AgentFailure(ConvyError):
         """The agent's own words: the message of its error answer (one line, secrets masked)."""
         self.raw = raw
         """A `bad_answer`'s answer as it came (its first 2,000 characters, secrets masked); "" else."""
+
+    def hiding(self, masked: Masked) -> AgentFailure:
+        """The same failure with every secret of `masked` hidden in all it says."""
+        return AgentFailure(
+            self.reason,
+            masked.text(self.detail),
+            status=self.status,
+            message=masked.text(self.message),
+            reached=self.reached,
+            raw=masked.text(self.raw),
+        )
 
 
 class SessionNotEnded(ConvyError):

@@ -16,16 +16,17 @@ import msgspec
 from convy.play.agent import Agent, Answer, Conversation, Forwarded
 from convy.play.attempt import Attempt
 from convy.play.dialog import Judge
-from convy.play.model import Model
+from convy.play.model import UNREACHED, Model
 from convy.play.outcome import STAMP, Failed, NoVerdict, Outcome, Verdict
 from convy.play.price import UNPRICED, Pricing
 from convy.play.replay import Pairs
 from convy.play.reuse import Verdicts
+from convy.play.wire.preset import NO_SERVER
 from convy.play.wire.reading import NOTHING_AT
 from convy.words import Plural, Shortened
 
 FIRST = 5
-"""How many of the first attempts to end fail-fast looks at (DESIGN §13.2)."""
+"""How many of the first attempts to end fail-fast looks at (see docs/gate.md)."""
 
 
 class Journal(Protocol):
@@ -52,9 +53,10 @@ class Halt(Protocol):
 
 
 class Mistake(msgspec.Struct, frozen=True):
-    """An attempt that ended on a setup mistake (DESIGN §14.3): the agent could not be reached or
+    """An attempt that ended on a setup mistake (decision 37): the agent could not be reached or
     refused the request as such (`not_delivered`), its answer path found nothing in its answer (a
-    wrong `agent-answer`: every attempt would fail so), or a model refused its key (HTTP 401 or 403).
+    wrong `agent-answer`: every attempt would fail so), a model refused its key (HTTP 401 or 403),
+    or a model could not be reached (refused, a name not resolved, TLS failed).
     `text` says what happened and the setting to check, "" when the attempt ended otherwise."""
 
     outcome: Outcome
@@ -75,10 +77,17 @@ class Mistake(msgspec.Struct, frozen=True):
                 key = "model-key" if role == "user" else "judge-key (or model-key)"
                 said = f": {message}" if message else ""
                 return f"the {role} model refused its key (HTTP {status}){said}; check {key}"
+            case NoVerdict(status=0, detail=detail) if UNREACHED in detail and detail.startswith(
+                ("user: ", "judge: ")
+            ):
+                role, _, what = detail.partition(": ")
+                return f"the {role} model was not reached: {what}"
             case _:
                 return ""
 
     def agent_setting(self, status: int, detail: str) -> str:
+        if NO_SERVER in detail:
+            return "the agent file's url and protocol"
         if detail.startswith("session_failed"):
             return "the agent file's session.start"
         if status in (401, 403):
@@ -87,14 +96,15 @@ class Mistake(msgspec.Struct, frozen=True):
 
 
 class FailFast:
-    """Fail-fast (DESIGN §13.2): when the first `first` attempts to end (all of them, if the run has
+    """Fail-fast (see docs/gate.md): when the first `first` attempts to end (all of them, if the run has
     fewer) all ended failed or without verdict for the same cause — the same reason and the same HTTP
     status — and none held, no further attempt starts. `cause` says why, empty while going on.
     `first` 0 turns that rule off. With `mistakes`, a setup mistake (Mistake) stops the run at the
     first attempt it ends, while no attempt has yet reached the agent's logic (an agent key's or
-    model key's refusal at any time); `FailFast(0, mistakes=False)` never stops (`fail-fast: false`).
+    model key's refusal, or a model not reached, at any time); `FailFast(0, mistakes=False)` never
+    stops (`fail-fast: false`).
 
-    Whatever it stops, the run's first agent request goes alone (DESIGN §15.2): the first attempt
+    Whatever it stops, the run's first agent request goes alone (decision 37): the first attempt
     admitted starts at once, the others once an agent answer came back (`answered`) or an attempt
     ended, so a setup mistake plays one attempt, not one per concurrency place."""
 
@@ -230,13 +240,14 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
         """Play every attempt, each priced as it ends; one that breaks never stops the others.
         With `halt`, no attempt starts once it has a cause; those under way finish."""
         results: list[Outcome | None] = [None] * len(attempts)
-        room = asyncio.Semaphore(self.ahead)
         stop: Halt = halt or FailFast(0)
-
         agent = Halting(self.agent, stop)
+        # `ahead` players take the attempts in order, one after another: a task per attempt, all
+        # waiting on one semaphore, would make starting and stopping a large run quadratic
+        waiting = iter(enumerate(attempts))
 
-        async def play(position: int, attempt: Attempt) -> None:
-            async with room:
+        async def player() -> None:
+            for position, attempt in waiting:
                 if stop.cause:
                     return
                 try:
@@ -249,8 +260,8 @@ class Bench(msgspec.Struct, frozen=True, kw_only=True):
                 stop.seen(outcome, len(attempts))
 
         async with asyncio.TaskGroup() as group:
-            for position, attempt in enumerate(attempts):
-                group.create_task(play(position, attempt))
+            for _ in range(min(self.ahead, len(attempts))):
+                group.create_task(player())
         return tuple(outcome for outcome in results if outcome is not None)
 
     async def _outcome(self, attempt: Attempt, agent: Agent) -> Outcome:

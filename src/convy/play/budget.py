@@ -1,6 +1,6 @@
 """A run's stop for money, wrapping fail-fast's: no further attempt starts once the cost spent so
 far plus the median cost of an attempt so far would pass the budget; the attempts in flight finish
-(DESIGN §14.2). Counting what those in flight will cost too, it holds an attempt back rather than
+(decision 30). Counting what those in flight will cost too, it holds an attempt back rather than
 start it past the budget (decision 30)."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TypeVar
 import msgspec
 
 from convy.errors import ConvyError
+from convy.play.errorbody import Masked
 from convy.play.rate import Pace
 
 if TYPE_CHECKING:
@@ -53,6 +54,11 @@ class Busy(ConvyError):
         self.status = status
         self.message = message
         self.kind = kind
+
+    def hiding(self, masked: Masked) -> Busy:
+        """The same refusal with every secret of `masked` hidden in all it says."""
+        detail, message = masked.text(self.detail), masked.text(self.message)
+        return Busy(self.retry_after, detail, status=self.status, message=message, kind=self.kind)
 
 
 class GaveUp(ConvyError):

@@ -3,12 +3,15 @@ listed after the judge's decisions on the claims."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 
 from convy.play.agent import Call
 from convy.play.outcome import ClaimResult, Turn
 from convy.project.pattern import Pattern
 from convy.project.scenario import ArgumentMatch, Check, ExpectedCall
+from convy.project.written import FunctionCheck
 
 
 class Inspection(msgspec.Struct, frozen=True):
@@ -22,6 +25,8 @@ class Inspection(msgspec.Struct, frozen=True):
 
     def result(self, check: Check) -> ClaimResult:
         """Whether `check` passes on the dialogue, and a one-line reason naming the answer."""
+        if isinstance(check, FunctionCheck):
+            return Asked(check=check).result(Talked(self.turns))
         turns = self.turns[-1:] if check.within == "last" else self.turns
         numbers = range(len(self.turns) - len(turns) + 1, len(self.turns) + 1)
         pattern = Pattern(check.matches)
@@ -134,3 +139,53 @@ class ToolOrder(msgspec.Struct, frozen=True):
         if len(wanted) == len(self.tools):
             return False, f"no call of {missing}"
         return False, f"no call of {missing} after {self.tools[len(self.tools) - len(wanted) - 1]}"
+
+
+class Talked(msgspec.Struct, frozen=True):
+    """An attempt's dialogue as a check written in Python reads it: its turns in order (each with
+    `user`, `agent` and `steps`), by index or one after another, or as `turns`."""
+
+    turns: tuple[Turn, ...]
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def __iter__(self) -> Iterator[Turn]:
+        return iter(self.turns)
+
+    def __getitem__(self, index: int) -> Turn:
+        return self.turns[index]
+
+    @property
+    def agent(self) -> tuple[str, ...]:
+        """The agent's answers, in order."""
+        return tuple(turn.agent for turn in self.turns)
+
+
+class Asked(msgspec.Struct, frozen=True):
+    """A check written in Python, asked about one dialogue: its answer read as a result, an
+    exception inside it as a failed check (never the run's)."""
+
+    check: FunctionCheck
+
+    def result(self, dialogue: Talked) -> ClaimResult:
+        passed, reason = self.answer(dialogue)
+        return ClaimResult(claim=self.check.name, passed=passed, grade=None, reason=reason, check=True)
+
+    def answer(self, dialogue: Talked) -> tuple[bool, str]:
+        try:
+            said = self.check.function(dialogue)
+        except AssertionError as error:
+            # its first line: the message (pytest's rewritten asserts explain it on further lines)
+            return False, str(error).partition("\n")[0] or "assertion failed"
+        except Exception as error:  # the user's code: any error fails this check, never the run
+            return False, f"{type(error).__name__}: {error}"
+        match said:
+            case None | True:
+                return True, "passed"
+            case False:
+                return False, "returned False"
+            case str():
+                return False, said or "returned an empty message"
+            case _:
+                return bool(said), f"returned {type(said).__name__}"

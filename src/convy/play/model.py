@@ -3,8 +3,8 @@ schema a judge may ask its reply to follow, how a model's call fails, and a mode
 OpenAI-compatible chat-completions endpoint, with what it learns about its server once per run.
 
 Every model is played through wrappers: one turns any error of a model into a ModelFailure, one
-sends through the participant's places (busy.py), one puts the system text at the start of the first
-user message."""
+sends through the participant's places (busy.py), one (inline.py) puts the system text at the start
+of the first user message."""
 
 from __future__ import annotations
 
@@ -19,8 +19,12 @@ from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
 from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
 from convy.play.keptclient import ADDRESSES
+from convy.play.unreached import ConnectProblem
 
-Kind = Literal["failure", "timeout", "busy", "context", "unreadable"]
+Kind = Literal["failure", "timeout", "busy", "context", "unreadable", "unreachable"]
+
+UNREACHED = "could not be reached"
+"""What the detail of a model that could not be reached says (a setup mistake, never waited for)."""
 
 FORMATS: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
 """The judge's structured-output chain, strongest first: `response_format` json_schema (strict),
@@ -38,7 +42,8 @@ class ModelFailure(ConvyError):
     """The simulated user's or the judge's model failed, stayed busy, or answered something convy
     cannot use: the attempt gets NoVerdict. `kind` says which (`failure`, `timeout`, `busy`,
     `context`: the request does not fit the model's context, `unreadable`: a judge reply that
-    could not be read); `status` is the HTTP status of the answer (0: none), `message` the
+    could not be read, `unreachable`: no connection could be made — refused, a name not resolved,
+    TLS failed); `status` is the HTTP status of the answer (0: none), `message` the
     service's own words (one line, masked), `raw` an unreadable reply as it came (at most 2,000
     characters), `usage` the tokens the failed calls still spent."""
 
@@ -160,16 +165,20 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     refuses each step by name (HTTP 400, 422 or 500 naming response_format, json_schema or
     json_object); what it learns is kept in `learned` for the run.
 
-    HTTP 429 and 503 are Busy; 500, 502 and 504, a timeout and a refused or reset connection are
-    Busy too (a model call has no side effects, so Places asks again within patience), each with
-    the wait the answer's headers asked for (Hints). Any other error status, a body that is not a
-    chat completion, or one without text is a ModelFailure. Each names the URL without its query
-    and carries the server's own message, masked — never the key."""
+    HTTP 429 and 503 are Busy; 500, 502 and 504, a timeout and a connection reset are Busy too (a
+    model call has no side effects, so Places asks again within patience), each with the wait the
+    answer's headers asked for (Hints). No connection at all (refused, a name not resolved, TLS
+    failed) is no busy service but a setup mistake: a ModelFailure (`unreachable`) at once, naming
+    `setting`, the setting that gave its URL. Any other error status, a body that is not a chat
+    completion, or one without text is a ModelFailure. Each names the URL without its query and
+    carries the server's own message, masked — never the key."""
 
     url: str
     key: str
     name: str
     client: httpx.AsyncClient
+    setting: str = "model-url"
+    """The setting its URL comes from, as a model that cannot be reached names it."""
     max_tokens: int = 0
     temperature: float | None = None
     learned: Learned = msgspec.field(default_factory=Learned)
@@ -267,6 +276,11 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
             ) from None
         except httpx.InvalidURL as error:
             raise ModelFailure(f"request to {self.shown} failed ({type(error).__name__})") from None
+        except httpx.ConnectError as error:
+            why = ConnectProblem(error).text() or f" ({type(error).__name__})"
+            raise ModelFailure(
+                f"{self.shown} {UNREACHED}{why}; check {self.setting}", kind="unreachable"
+            ) from None
         except httpx.HTTPError as error:
             raise Busy(
                 None, f"request to {self.shown} failed ({type(error).__name__})", kind="connection"
@@ -360,29 +374,6 @@ class PatientModel(msgspec.Struct, frozen=True):
             last = error.busy
             kind: Kind = "busy" if last.kind == "busy" else "timeout" if last.kind == "timeout" else "failure"
             raise ModelFailure(str(error), kind=kind, status=last.status, message=last.message) from error
-
-
-class Inline(msgspec.Struct, frozen=True):
-    """The same model for servers whose chat template has no system role (`system-role: inline`):
-    a leading system message becomes the start of the first user message."""
-
-    model: Model
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    def messages(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
-        """`messages` with the system text (if any) put before the first user message's."""
-        if not messages or messages[0].role != "system":
-            return messages
-        system, rest = messages[0].content, messages[1:]
-        if rest and rest[0].role == "user":
-            return (Message(role="user", content=f"{system}\n\n{rest[0].content}"), *rest[1:])
-        return (Message(role="user", content=system), *rest)
-
-    async def reply(self, messages: tuple[Message, ...], json: bool | Schema = False) -> Reply:
-        return await self.model.reply(self.messages(messages), json)
 
 
 class Models(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,4 +1,4 @@
-"""Trace context (DESIGN §14.4): the W3C trace of one attempt while it plays — one trace id for the
+"""Trace context (decision 33): the W3C trace of one attempt while it plays — one trace id for the
 attempt, a new span id for each request sent to the agent, carried in its `traceparent` header — and
 each such request recorded as a Span.
 

@@ -1,4 +1,4 @@
-"""Which build of the agent answered (DESIGN §13.2): agent-version-url asked (GET, with the agent's
+"""Which build of the agent answered (see docs/agents.md): agent-version-url asked (GET, with the agent's
 headers and TLS) before anything is played, and — with expect-agent-version — polled every 10 s
 until the build it reports contains the expected text, for at most agent-version-wait seconds, on a
 clock (the real one, or a fake in tests)."""

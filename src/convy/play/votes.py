@@ -1,4 +1,4 @@
-"""A judge that votes (DESIGN §15.1): each claim decided by the majority of several judge calls,
+"""A judge that votes (decision 41): each claim decided by the majority of several judge calls,
 all with the same request — the judge's and each panel member's, `judge-votes` times each, or once
 each and twice more where a claim fails (`failing`) — every call after a judge's first at
 `vote-temperature`."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Sequence
+from typing import NoReturn
 
 import msgspec
 
@@ -62,6 +63,10 @@ class CommandLine(argparse.ArgumentParser):
             hint = f": did you mean {near}?" if near else ""
             said.append(f"{given.split('=', 1)[0]} is not a flag of {self.prog}{hint}")
         return "; ".join(said)
+
+    def error(self, message: str) -> NoReturn:
+        """Exit 2 with what is wrong on the first line (the nearest flag with it), then the usage."""
+        self.exit(2, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

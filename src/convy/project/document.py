@@ -12,6 +12,7 @@ import yaml
 from yaml.reader import ReaderError
 
 from convy.errors import ConfigurationError
+from convy.project.choices import Choices
 from convy.project.scenario import Check, Graded, Scenario
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -234,6 +235,7 @@ class Document(msgspec.Struct, frozen=True):
         """msgspec's error as a ConfigurationError at the line of the key or item it is about."""
         text, _, at = str(error).partition(" - at `")
         path = at.removesuffix("`") or "$"
+        text = Choices(Scenario, path).said(text)
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", text)
         if unknown is not None:
             kind: type[msgspec.Struct] = (

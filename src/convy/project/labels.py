@@ -1,4 +1,4 @@
-"""A project's labels (DESIGN §15.1): files `labels/*.yaml`, each a list of attempts a person
+"""A project's labels (see docs/labels.md): files `labels/*.yaml`, each a list of attempts a person
 labelled — the transcript and the person's decision on each claim — read with the line of each
 part, so every error points at its file and line, and set against the scenarios as they are now.
 
@@ -126,17 +126,18 @@ class LabelFile(msgspec.Struct, frozen=True):
             read = msgspec.convert(data, list[Label])
         except msgspec.ValidationError as error:
             raise self.invalid(error, lines) from error
+        file = self.file  # once: a file may hold tens of thousands of labels
         return tuple(
-            Placed(label=label, where=f"{self.file}:{lines.line(f'$[{n}]')}", lines=self.decided(root, n))
+            Placed(label=label, where=f"{file}:{lines.line(f'$[{n}]')}", lines=self.decided(root, n, file))
             for n, label in enumerate(read)
         )
 
-    def decided(self, root: yaml.Node, index: int) -> dict[str, str]:
-        """Where each decision of the file's `index`th labelled attempt is (file:line), by claim."""
+    def decided(self, root: yaml.Node, index: int, file: str) -> dict[str, str]:
+        """Where each decision of the file's `index`th labelled attempt is (`file`:line), by claim."""
         item = root.value[index] if isinstance(root, yaml.SequenceNode) else None
         for key, value in item.value if isinstance(item, yaml.MappingNode) else ():
             if key.value == "decisions" and isinstance(value, yaml.MappingNode):
-                return {str(name.value): f"{self.file}:{name.start_mark.line + 1}" for name, _ in value.value}
+                return {str(name.value): f"{file}:{name.start_mark.line + 1}" for name, _ in value.value}
         return {}
 
     def parsed(self, text: str) -> tuple[yaml.Node, object]:
@@ -215,12 +216,24 @@ class Labels(msgspec.Struct, frozen=True):
     def against(
         self, declarations: tuple[Declaration, ...]
     ) -> tuple[tuple[Labelled, ...], tuple[Stale, ...]]:
-        """The labelled attempts with at least one decision still used, and the stale decisions."""
+        """The labelled attempts with at least one decision still used, and the stale decisions:
+        those of a claim or scenario that is gone or changed, and those of a copy of a labelled
+        attempt (the very same label again — its attempt, transcript and decisions —: only the first
+        counts)."""
         scenarios = {d.scenario.name: d.scenario for d in declarations}
         used: list[Labelled] = []
         stale: list[Stale] = []
+        first: dict[bytes, str] = {}
         for placed in self.read():
             label, where = placed.label, placed.where
+            copied = first.setdefault(msgspec.json.encode(label), where)
+            if copied != where:
+                why = f"a copy of the label at {copied}: the attempt counts once"
+                stale.extend(
+                    Stale(where=placed.lines.get(claim, where), scenario=label.scenario, claim=claim, why=why)
+                    for claim in label.decisions
+                )
+                continue
             scenario = scenarios.get(label.scenario)
             if scenario is None:
                 stale.extend(

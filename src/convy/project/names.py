@@ -5,7 +5,7 @@ on the engine (the action) extends them with its own."""
 from __future__ import annotations
 
 # What each setting means, in the order of Settings: the flags' help and action.yml's descriptions.
-DESCRIPTIONS: dict[str, str] = {
+SETTING_DESCRIPTIONS: dict[str, str] = {
     "project": "the user's project folder",
     "scenarios": "folder or glob of scenario files, relative to the project",
     "match": "comma-separated globs over scenario names and tags (default: every scenario)",
@@ -119,7 +119,7 @@ DESCRIPTIONS: dict[str, str] = {
     ),
 }
 # The engine's settings, in the order of Settings.
-ENGINE: tuple[str, ...] = (
+SETTING_NAMES: tuple[str, ...] = (
     "project",
     "scenarios",
     "match",
@@ -176,7 +176,7 @@ ENGINE: tuple[str, ...] = (
     "shard",
 )
 # Masked in logs, never written, refused in [tool.convy] (a file in the repository).
-SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "agent-headers"})
+SETTING_SECRETS: frozenset[str] = frozenset({"model-key", "judge-key", "agent-headers"})
 # The settings that define the models: with a models.py as well, the project is exit 2.
 MODELS: tuple[str, ...] = (
     "model-url",

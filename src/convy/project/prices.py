@@ -33,7 +33,7 @@ class PriceTable(msgspec.Struct, frozen=True):
 
     @classmethod
     def read(cls, text: str, where: str = "prices") -> PriceTable:
-        """The setting's text read — JSON, or the same table in YAML's flow style, as DESIGN writes it
+        """The setting's text read — JSON, or the same table in YAML's flow style, as the README writes it
         (`{gpt-4o-mini: {input: 0.15, output: 0.60}}`: YAML is a superset, keys need no quotes);
         ConfigurationError naming `where` when it is not a table of model names to `{input, output}`
         prices of 0 or more."""

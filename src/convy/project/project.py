@@ -14,6 +14,7 @@ import msgspec
 from convy.errors import ConfigurationError
 from convy.project.document import Declaration
 from convy.project.scenarios import Scenarios
+from convy.project.selection import Selection
 from convy.project.settings import Settings
 from convy.project.sources import Sources
 
@@ -46,6 +47,8 @@ class Project(msgspec.Struct, frozen=True):
     settings: Settings
     sources: Sources
     environ: Mapping[str, str]
+    selection: Selection = Selection()
+    """Which scenarios a client chose (every one the `match` setting chooses, by default)."""
 
     @property
     def root(self) -> Path:
@@ -57,15 +60,19 @@ class Project(msgspec.Struct, frozen=True):
 
     def declarations(self) -> tuple[Declaration, ...]:
         """The scenarios the run plays, in declaration order."""
-        return self.settings.matching().chosen(self.every())
+        return self.selection.chosen(self.settings.matching().chosen(self.every()))
 
     def every(self) -> tuple[Declaration, ...]:
         """Every scenario of the project, played or not."""
-        return Scenarios(self.root, self.settings.scenarios).all()
+        return Scenarios(self.root, self.settings.scenarios, optional=bool(self.selection.added)).all()
+
+    def scenario_files(self) -> tuple[Path, ...]:
+        """The project's scenario files (ConfigurationError naming `scenarios` when there is none)."""
+        return Scenarios(self.root, self.settings.scenarios).files()
 
     def left_out(self, played: tuple[Declaration, ...]) -> tuple[str, ...]:
-        """The names of the project's scenarios that `match` leaves out of the run."""
-        if not self.settings.matching().globs:
+        """The names of the project's scenarios that `match` or the selection leaves out of the run."""
+        if not self.settings.matching().globs and self.selection.whole:
             return ()
         names = {d.scenario.name for d in played}
         return tuple(d.scenario.name for d in self.every() if d.scenario.name not in names)

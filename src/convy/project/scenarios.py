@@ -17,14 +17,17 @@ class Scenarios(msgspec.Struct, frozen=True):
     """The scenarios of a project. `pattern` (the `scenarios` setting) is relative to the project: a
     folder, whose `*.yaml` and `*.yml` files are read with its subfolders' (`scenarios/drafted`,
     `scenarios/attacks`, `scenarios/kept` play with no setting), or a glob of files
-    (`scenarios/**/*.yaml`, `checks/refund.yaml`). Names are unique across the whole tree."""
+    (`scenarios/**/*.yaml`, `checks/refund.yaml`). Names are unique across the whole tree.
+    `optional`: a project that has scenarios written in Python (project/written.py) needs no
+    scenario file."""
 
     project: Path
     pattern: str = "scenarios"
+    optional: bool = False
 
     def files(self) -> tuple[Path, ...]:
         """The scenario files, sorted by their path; ConfigurationError naming `scenarios` when there
-        is none."""
+        is none (unless `optional`)."""
         folder = self.project / self.pattern
         if folder.is_dir():
             found = [*folder.rglob("*.yaml"), *folder.rglob("*.yml")]
@@ -32,7 +35,7 @@ class Scenarios(msgspec.Struct, frozen=True):
             names = glob.glob(self.pattern, root_dir=self.project, recursive=True)
             found = [self.project / name for name in names]
         files = sorted((path for path in found if path.is_file()), key=lambda path: path.as_posix())
-        if not files:
+        if not files and not self.optional:
             raise ConfigurationError(
                 "scenarios",
                 f"no scenario files found at `{self.pattern}` (a folder of *.yaml files, its subfolders"

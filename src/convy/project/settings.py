@@ -19,7 +19,7 @@ from msgspec import Meta
 from convy.data import Declared
 from convy.errors import ConfigurationError
 from convy.project.jury import Panel, Votes
-from convy.project.names import DESCRIPTIONS, ENGINE, SECRETS
+from convy.project.names import SETTING_DESCRIPTIONS, SETTING_NAMES, SETTING_SECRETS
 from convy.project.prices import PriceTable
 from convy.project.scenarios import Matching
 
@@ -36,14 +36,14 @@ MIN_JUDGE_KAPPA = Unchosen(0.4)
 
 
 class Settings(Declared, frozen=True, kw_only=True, rename="kebab"):
-    """Every setting's value, the defaults of DESIGN §6 and §12 where none was given. Fields are
+    """Every setting's value, the defaults docs/settings.md lists where none was given. Fields are
     snake_case; their external names are hyphenated (`max_drop` is `max-drop`). A program's own
     settings extend it: a subclass with more fields, its `descriptions` (every setting's, in the
     order of the fields) and `secrets`."""
 
-    descriptions: ClassVar[Mapping[str, str]] = DESCRIPTIONS
+    descriptions: ClassVar[Mapping[str, str]] = SETTING_DESCRIPTIONS
     """What each setting means, by its hyphenated name, in the order of the fields."""
-    secrets: ClassVar[frozenset[str]] = SECRETS
+    secrets: ClassVar[frozenset[str]] = SETTING_SECRETS
     """The settings masked in logs, never written, refused in [tool.convy]."""
 
     project: str = "."
@@ -256,7 +256,7 @@ class Flags(msgspec.Struct, frozen=True):
     each; a true/false setting's flag alone means true (`--fail-fast`), or takes a value
     (`--fail-fast=false`)."""
 
-    names: tuple[str, ...] = ENGINE
+    names: tuple[str, ...] = SETTING_NAMES
     kind: type[Settings] = Settings
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@ checked where it was given, so an error names the setting and its source but nev
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar, overload
 
@@ -15,6 +16,8 @@ from convy.project.names import MODELS
 from convy.project.settings import Setting, Settings
 
 S = TypeVar("S", bound=Settings)
+OWN = frozenset({"CONVY_DEMO_URL"})
+"""Variables convy sets itself, for the demo's agent file."""
 
 
 class Given(msgspec.Struct, frozen=True):
@@ -63,6 +66,10 @@ class Sources(msgspec.Struct, frozen=True):
         for value in given.values():
             value.setting.check(value.value, value.where)
         return msgspec.convert({name: value.value for name, value in given.items()}, kind, strict=False)
+
+    def strays(self, kind: type[Settings] = Settings) -> tuple[str, ...]:
+        """A warning for each `CONVY_*` variable that names no setting, with the nearest (Strays)."""
+        return Strays(self.environ, kind).said()
 
     def models(self) -> tuple[str, ...]:
         """Where each setting that defines the models (model-url, model-key, user-model, judge-model)
@@ -157,3 +164,32 @@ class Extensions(msgspec.Struct, frozen=True):
 
     def secrets(self) -> frozenset[str]:
         return frozenset(name for kind in self.kinds() for name in kind.secrets)
+
+
+class Strays(msgspec.Struct, frozen=True):
+    """The `CONVY_*` variables of `environ` that name no setting — of `kind`, nor of an installed
+    program built on the engine — each said with the nearest setting's variable: a misspelt one
+    (`CONVY_MIN_PASS`) would otherwise be ignored without a word. The variables convy sets itself
+    for an agent file (`CONVY_DEMO_URL`) are not strays."""
+
+    environ: Mapping[str, str]
+    kind: type[Settings] = Settings
+
+    def said(self) -> tuple[str, ...]:
+        """One line for each stray variable, in name order; empty when there is none."""
+        known = self.variables(self.kind.descriptions)
+        strays = sorted(key for key in self.environ if key.startswith("CONVY_") and key not in known)
+        if not strays:
+            return ()
+        known |= self.variables(Extensions().names())
+        lines = []
+        for stray in strays:
+            if stray in known:
+                continue
+            near = difflib.get_close_matches(stray, sorted(known - OWN), n=1, cutoff=0.6)
+            hint = f": did you mean `{near[0]}`?" if near else " (convy ignores it)"
+            lines.append(f"`{stray}` is not a setting{hint}")
+        return tuple(lines)
+
+    def variables(self, names: Iterable[str]) -> set[str]:
+        return {f"CONVY_{name.upper().replace('-', '_')}" for name in names} | OWN

@@ -1,4 +1,4 @@
-"""The `trace-url` setting (DESIGN §14.4): a URL template with `{trace_id}` and/or `{conversation}`
+"""The `trace-url` setting (decision 33): a URL template with `{trace_id}` and/or `{conversation}`
 that links an attempt to the team's own tracing tool, checked before anything runs, and filled in
 for one attempt."""
 

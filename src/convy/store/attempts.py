@@ -51,7 +51,7 @@ class AttemptLines(msgspec.Struct, frozen=True):
 
     def read(self, stream: IO[bytes]) -> Iterator[tuple[int, Outcome | str]]:
         """Each non-blank line's number with its outcome, or the reason it is skipped; a line that
-        supersedes a `not_delivered` one counts in its place, so those come last (DESIGN §14.3)."""
+        supersedes a `not_delivered` one counts in its place, so those come last (see docs/run-folder.md)."""
         decoder = msgspec.json.Decoder(Outcome)
         seen: dict[tuple[str, int], int] = {}
         undelivered: dict[tuple[str, int], tuple[int, Outcome]] = {}

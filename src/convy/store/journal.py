@@ -152,7 +152,7 @@ class RunJournal:
 
     def outcomes(self) -> Iterator[Outcome]:
         """The outcomes on disk, streamed line by line, each (scenario, index) once: the first line
-        for it counts — except that a later line supersedes a `not_delivered` one (DESIGN §14.3),
+        for it counts — except that a later line supersedes a `not_delivered` one (see docs/run-folder.md),
         so those come last; a malformed line (a torn one included), a line for an attempt run.json
         does not list (another scenario, an index past the repeats) and a second line for the same
         attempt are skipped (`damage()` tells which)."""

@@ -1,4 +1,4 @@
-"""What a run keeps of its judge's calibration (DESIGN §15.1): run.json's `calibration`, the
+"""What a run keeps of its judge's calibration (see docs/run-folder.md): run.json's `calibration`, the
 figures of today's judge against the project's labels, measured before the run's first attempt
 (absent when the project has no labels), with the whole attempts behind the corrected pass rate and
 the disagreements the report lists."""

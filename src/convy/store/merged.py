@@ -18,7 +18,7 @@ from convy.store.journal import RunJournal
 from convy.store.runfile import FORMAT, Merged, MergedShard, RunFile, RunSpec, Shard
 from convy.store.runs import Runs, StoredRun
 
-WHERE = "merge"
+MERGED = "merge"
 
 
 class Shards(msgspec.Struct, frozen=True):
@@ -37,18 +37,18 @@ class Shards(msgspec.Struct, frozen=True):
         """The runs by shard, 1 to n; ConfigurationError unless they are exactly the n shards of
         one run, alike but for their shard."""
         if not self.runs:
-            raise ConfigurationError(WHERE, "there is no shard to merge")
+            raise ConfigurationError(MERGED, "there is no shard to merge")
         for run in self.runs:
             if not run.file.spec.shard.count:
                 raise ConfigurationError(
-                    WHERE, f"{self.name(run)} is not a shard: it was played without `shard`"
+                    MERGED, f"{self.name(run)} is not a shard: it was played without `shard`"
                 )
         first = self.runs[0]
         count = first.file.spec.shard.count
         for run in self.runs:
             if run.file.spec.shard.count != count:
                 raise ConfigurationError(
-                    WHERE,
+                    MERGED,
                     f"{self.name(run)} is one of {run.file.spec.shard.count} shards, "
                     f"{self.name(first)} one of {count}",
                 )
@@ -57,13 +57,13 @@ class Shards(msgspec.Struct, frozen=True):
             index = run.file.spec.shard.index
             if index in by_index:
                 raise ConfigurationError(
-                    WHERE, f"{self.name(by_index[index])} and {self.name(run)} are the same shard"
+                    MERGED, f"{self.name(by_index[index])} and {self.name(run)} are the same shard"
                 )
             by_index[index] = run
         missing = [k for k in range(1, count + 1) if k not in by_index]
         if missing:
             raise ConfigurationError(
-                WHERE, f"shard {missing[0]}/{count} is missing ({len(by_index)} of {count} shards given)"
+                MERGED, f"shard {missing[0]}/{count} is missing ({len(by_index)} of {count} shards given)"
             )
         ordered = tuple(by_index[k] for k in range(1, count + 1))
         for run in ordered[1:]:
@@ -76,7 +76,7 @@ class Shards(msgspec.Struct, frozen=True):
         for key in sorted(set(mine) | set(theirs)):
             if mine.get(key) != theirs.get(key):
                 raise ConfigurationError(
-                    WHERE,
+                    MERGED,
                     f"{self.name(other)} differs from {self.name(first)} in {key}: "
                     f"{self.shown(theirs.get(key))} there, {self.shown(mine.get(key))} here",
                 )
@@ -96,7 +96,8 @@ class Shards(msgspec.Struct, frozen=True):
                 else "the scenarios differ or are in another order"
             )
             raise ConfigurationError(
-                WHERE, f"{self.name(other)} was played with other scenarios than {self.name(first)}: {detail}"
+                MERGED,
+                f"{self.name(other)} was played with other scenarios than {self.name(first)}: {detail}",
             )
 
     def comparable(self, spec: RunSpec) -> dict[str, object]:
@@ -140,12 +141,12 @@ class Shards(msgspec.Struct, frozen=True):
                 key = (outcome.scenario, outcome.index)
                 if outcome.scenario not in own:
                     raise ConfigurationError(
-                        WHERE,
+                        MERGED,
                         f"{self.name(run)} holds attempts of scenario {outcome.scenario!r}, not its own",
                     )
                 if key in kept:
                     raise ConfigurationError(
-                        WHERE,
+                        MERGED,
                         f"{kept[key][1]} and {self.name(run)} both hold attempt {outcome.index} "
                         f"of scenario {outcome.scenario!r}",
                     )

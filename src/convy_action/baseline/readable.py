@@ -10,7 +10,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import NewerFormat, NoBaseline, Runs, StoredRun
+from convy import NewerFormat, NoBaseline, StoredRun
+from convy.runs import Runs
 from convy_action.errors import ActionError
 from convy_action.github.rest import Artifact, GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive

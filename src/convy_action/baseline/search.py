@@ -17,7 +17,7 @@ from convy_action.runner.log import Log
 from convy_action.runner.settings import ActionSettings
 
 
-class Search(msgspec.Struct, frozen=True, kw_only=True):
+class Search(msgspec.Struct, frozen=True):
     """The job's `settings`, the runner's `context` and `event`, GitHub's `services`, the working
     `folder` (a dry run's baseline folder is relative to it), a `scratch` folder for downloads, and
     the job's `log`."""

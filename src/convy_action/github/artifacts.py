@@ -20,7 +20,8 @@ from typing import IO, Any, TypeVar
 import httpx
 import msgspec
 
-from convy import ConfigurationError, Data, Tagged
+from convy import ConfigurationError
+from convy.tools import Data, Tagged
 from convy_action.errors import ActionError
 from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient
@@ -172,12 +173,8 @@ class ResultsService:
     ) -> None:
         if block_size <= 0:
             raise ValueError("the block size must be positive")
-        self._results = results_url
-        self._token = RuntimeToken(runtime_token)
-        self._client = client
-        self._attempt = run_attempt
-        self._retries = retries
-        self._block = block_size
+        self._results, self._token, self._client = results_url, RuntimeToken(runtime_token), client
+        self._attempt, self._retries, self._block = run_attempt, retries, block_size
 
     def __repr__(self) -> str:
         return f"ResultsService({self._results!r})"

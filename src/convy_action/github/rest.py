@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from convy import Data
+from convy.tools import Data
 from convy_action.errors import ActionError
 from convy_action.github.download import AGENT, Download
 from convy_action.github.retries import PATIENT, Retries, Transient
@@ -125,11 +125,8 @@ class GitHub:
             raise ValueError("the repository must be written owner/name")
         if "authorization" in client.headers or client.auth is not None:
             raise ValueError("the HTTP client must not carry credentials of its own")
-        self._api = api_url
-        self._token = token
-        self._repository = repository
-        self._client = client
-        self._retries = retries
+        self._api, self._token, self._repository = api_url, token, repository
+        self._client, self._retries = client, retries
 
     def __repr__(self) -> str:
         return f"GitHub({self._api!r}, repository={self._repository!r})"

@@ -12,7 +12,7 @@ import httpx
 import msgspec
 import tenacity
 
-from convy import Data
+from convy.tools import Data
 from convy_action.errors import ActionError
 
 T = TypeVar("T")

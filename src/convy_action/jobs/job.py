@@ -4,15 +4,14 @@ run (or one shard of it), estimate one without playing, or merge the shards of t
 
 from __future__ import annotations
 
-import asyncio
 from typing import Protocol
 
 import msgspec
 
-from convy import Prepared, Reviewed, Session
+from convy import Interrupted, Ready, Reviewed
 from convy_action.jobs.kit import Kit
 from convy_action.jobs.merge import Merge
-from convy_action.jobs.played import Gated, Plays
+from convy_action.jobs.played import Gated
 from convy_action.jobs.rerun import Rerun
 from convy_action.jobs.shards import ShardName
 from convy_action.publish.shelf import ArtifactNaming, Shelf
@@ -34,37 +33,35 @@ class WholeRun(msgspec.Struct, frozen=True):
     (on a re-run, the unfinished run of an earlier attempt resumed)."""
 
     kit: Kit
-    prepared: Prepared
+    ready: Ready
 
     def exit_code(self) -> int:
-        kit, prepared = self.kit, self.prepared
-        name = kit.named(prepared.name)
+        kit, ready = self.kit, self.ready
+        name = kit.named(ready.name)
         looked = kit.looked(name)
         where = kit.where()
         shelf = where.shelf(ShardName(name.text, kit.part).text)
         rerun = Rerun(
-            project=kit.project, context=kit.context, shard=kit.part.text, scratch=kit.scratch, log=kit.log
+            opened=kit.opened, context=kit.context, shard=kit.part.text, scratch=kit.scratch, log=kit.log
         )
-        prepared, shelf = rerun.resumed(prepared, shelf)
-        played = Plays(kit.context, kit.event, looked, kit.log)
+        ready, shelf = rerun.resumed(ready, shelf)
         try:
-            run = played.run(prepared)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            kit.log.warning(f"interrupted: the partial run folder is {kit.context.relative(prepared.folder)}")
-            kit.ending().told(shelf.store(prepared.folder))
-            return played.exit_code()
-        reviewed = Gated(looked, kit.settings, kit.log).reviewed(run.journal.folder)
-        return self.ended(reviewed, shelf, where, prepared)
+            reviewed = Gated(looked, kit.opened, kit.log).played(ready, kit.context, kit.event)
+        except Interrupted as stopped:
+            kit.log.warning(f"interrupted: the partial run folder is {kit.context.relative(stopped.folder)}")
+            kit.ending().told(shelf.store(stopped.folder))
+            return stopped.exit_code
+        return self.ended(reviewed, shelf, where, ready)
 
-    def ended(self, reviewed: Reviewed, shelf: Shelf, where: Where, prepared: Prepared) -> int:
-        return self.kit.ending().reported(reviewed, shelf, where.box(prepared.name, reviewed))
+    def ended(self, reviewed: Reviewed, shelf: Shelf, where: Where, ready: Ready) -> int:
+        return self.kit.ending().reported(reviewed, shelf, where.box(ready.name, reviewed))
 
 
 class ShardRun(WholeRun, frozen=True):
     """One shard of a run (`shard: k/n`) played like a whole run, but ended as a shard: its folder
     shelved and its own comparison in the log, no comment and no gate (the merge job's)."""
 
-    def ended(self, reviewed: Reviewed, shelf: Shelf, where: Where, prepared: Prepared) -> int:
+    def ended(self, reviewed: Reviewed, shelf: Shelf, where: Where, ready: Ready) -> int:
         return self.kit.ending().sharded(reviewed, shelf, self.kit.part)
 
 
@@ -73,14 +70,14 @@ class EstimateJob(msgspec.Struct, frozen=True):
     nothing played."""
 
     kit: Kit
-    prepared: Prepared
+    ready: Ready
 
     def exit_code(self) -> int:
-        from convy import Estimating, Untrusted
+        from convy.tools import Untrusted
 
         kit = self.kit
-        looked = kit.looked(kit.named(self.prepared.name))
-        for line in Estimating(kit.project, looked.baseline).estimate().lines():
+        looked = kit.looked(kit.named(self.ready.name))
+        for line in kit.opened.estimate(looked.baseline).lines():
             kit.log.line(Untrusted(text=line).logged())
         return 0
 
@@ -105,7 +102,7 @@ class MergeJob(msgspec.Struct, frozen=True):
         where = kit.where()
         shelf = where.shelf(ShardName(name.text, kit.part).text)
         merged = merge.merged(name.text)
-        reviewed = Gated(looked, settings, kit.log).reviewed(merged.folder)
+        reviewed = Gated(looked, kit.opened, kit.log).reviewed(merged.folder)
         return kit.ending().reported(reviewed, shelf, where.box(merged.file.spec.agent, reviewed))
 
 
@@ -120,11 +117,11 @@ class Jobs(msgspec.Struct, frozen=True):
         kit = self.kit
         if kit.settings.merge:
             return MergeJob(kit)
-        prepared = Session(project=kit.project).prepared()
-        for value in AgentSecrets(prepared.agent).values():
+        ready = kit.opened.prepared()
+        for value in AgentSecrets(ready).values():
             kit.log.command(WorkflowCommand("add-mask", value))
         if kit.settings.estimate:
-            return EstimateJob(kit, prepared)
+            return EstimateJob(kit, ready)
         if not kit.part.whole:
-            return ShardRun(kit, prepared)
-        return WholeRun(kit, prepared)
+            return ShardRun(kit, ready)
+        return WholeRun(kit, ready)

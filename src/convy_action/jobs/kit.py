@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from convy import Project, Slice
+from convy import Opened, Project, Slice
 from convy_action.baseline.readable import Looked
 from convy_action.baseline.search import Search
 from convy_action.github.services import Services
@@ -23,16 +23,21 @@ from convy_action.runner.settings import ActionSettings
 
 class Kit(msgspec.Struct, frozen=True, kw_only=True):
     """One job's `settings`, the runner's `context` and the `event` that started the workflow, the
-    `project`, GitHub's `services`, the workspace `folder`, a `scratch` folder and the job's `log`."""
+    project `opened`, GitHub's `services`, the workspace `folder`, a `scratch` folder and the job's `log`."""
 
     settings: ActionSettings
     context: Context
     event: WorkflowEvent
-    project: Project
+    opened: Opened
+    """The project read by the engine's use case (the demo's servers running for a demo run)."""
     services: Services
     folder: Path
     scratch: Path
     log: Log
+
+    @property
+    def project(self) -> Project:
+        return self.opened.project
 
     @property
     def part(self) -> Slice:
@@ -55,25 +60,14 @@ class Kit(msgspec.Struct, frozen=True, kw_only=True):
 
     def looked(self, name: ArtifactNaming) -> Looked:
         """The baseline the `baseline` setting names, for the artifact `name`."""
-        return Search(
-            settings=self.settings,
-            context=self.context,
-            event=self.event,
-            services=self.services,
-            folder=self.folder,
-            scratch=self.scratch,
-            log=self.log,
-        ).looked(name.text)
+        search = Search(
+            self.settings, self.context, self.event, self.services, self.folder, self.scratch, self.log
+        )
+        return search.looked(name.text)
 
     def where(self) -> Where:
         """Where the run folder and the comment go."""
-        return Where(
-            settings=self.settings,
-            context=self.context,
-            event=self.event,
-            services=self.services,
-            log=self.log,
-        )
+        return Where(self.settings, self.context, self.event, self.services, self.log)
 
     def ending(self) -> Ending:
         return Ending(self.context, self.log, self.settings, self.project.root)

@@ -1,4 +1,4 @@
-"""The merge job's run (`merge: true`, DESIGN §13.4): the agent its project names when it is known,
+"""The merge job's run (`merge: true`, decision 14): the agent its project names when it is known,
 else the one run whose shards this workflow run holds, and every shard's artifact fetched
 (shards.py) and merged into a new run folder of the results."""
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import ConfigurationError, Marker, Project, RunId, StoredRun
+from convy import ConfigurationError, Project, StoredRun
+from convy.runs import Marker, RunId
 from convy_action.github.services import Services
 from convy_action.jobs.shards import RestShelves, RunnerShelves, ShardArtifacts, Shelves
 from convy_action.runner.context import Context

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import NewerFormat, Prepared, Project, RunId, RunJournal, Session
+from convy import NewerFormat, Opened, Ready
+from convy.runs import RunId, RunJournal
 from convy_action.github.artifacts import ArtifactError, ResultsService
 from convy_action.github.zipped import Archive, UnsafeArchive
 from convy_action.publish.shelf import ArtifactShelf, Shelf
@@ -102,25 +103,26 @@ class Earlier(msgspec.Struct, frozen=True, kw_only=True):
 
 class Rerun(msgspec.Struct, frozen=True, kw_only=True):
     """A re-run of this workflow run (GITHUB_RUN_ATTEMPT > 1) in the runner's `context`: the
-    `project` played, its `shard` (`k/n`; empty: the whole run), a `scratch` folder, the job's `log`."""
+    project `opened` played, its `shard` (`k/n`; empty: the whole run), a `scratch` folder, the
+    job's `log`."""
 
-    project: Project
+    opened: Opened
     context: Context
     shard: str
     scratch: Path
     log: Log
 
-    def resumed(self, prepared: Prepared, shelf: Shelf) -> tuple[Prepared, Shelf]:
+    def resumed(self, ready: Ready, shelf: Shelf) -> tuple[Ready, Shelf]:
         """On a re-run (GITHUB_RUN_ATTEMPT > 1), the unfinished run of this workflow run — a partial
         folder in the workspace, else the artifact an earlier attempt uploaded — prepared to be
         resumed (only its missing attempts are played), and a shelf that replaces the artifact."""
         context = self.context
         if context.run_attempt <= 1 or not context.run_id:
-            return prepared, shelf
+            return ready, shelf
         earlier = Earlier(
-            results=prepared.folder.parent,
+            results=ready.folder.parent,
             run=str(context.run_id),
-            agent=prepared.name,
+            agent=ready.name,
             shard=self.shard,
             name=shelf.name if isinstance(shelf, ArtifactShelf) else "",
             service=shelf.service if isinstance(shelf, ArtifactShelf) else None,
@@ -130,10 +132,10 @@ class Rerun(msgspec.Struct, frozen=True, kw_only=True):
         for note in found.notes:
             self.log.warning(f"re-run: {note}")
         if found.folder is None:
-            return prepared, shelf
+            return ready, shelf
         self.log.line(
             f"convy: attempt {context.run_attempt} of this workflow run resumes {found.source}: "
             f"{context.relative(found.folder)}"
         )
-        resumed = Session(project=self.project, resume=found.folder).prepared()
+        resumed = self.opened.prepared(found.folder)
         return resumed, shelf.replacing() if isinstance(shelf, ArtifactShelf) else shelf

@@ -1,4 +1,4 @@
-"""The shards of one run in one workflow run (DESIGN §13.4): the artifact a shard job uploads
+"""The shards of one run in one workflow run (decision 14): the artifact a shard job uploads
 (`<artifact-name>-shard-<k>-of-<n>`), and every shard's artifact of the current workflow run fetched
 and read back as convy's Shards, ready to merge.
 
@@ -13,8 +13,9 @@ from typing import Protocol
 
 import msgspec
 
-from convy import MERGED as WHERE
-from convy import ConfigurationError, NewerFormat, Runs, Shards, Slice, StoredRun
+from convy import ConfigurationError, NewerFormat, Slice, StoredRun
+from convy.runs import MERGED as WHERE
+from convy.runs import Runs, Shards
 from convy_action.github.artifacts import ArtifactError, ListedArtifact, ResultsService
 from convy_action.github.rest import GitHub, GitHubError
 from convy_action.github.zipped import Archive, UnsafeArchive

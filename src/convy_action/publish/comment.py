@@ -13,7 +13,9 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from convy import Comparison, GateDecision, Marker, Tagged
+from convy import Comparison, GateDecision
+from convy.runs import Marker
+from convy.tools import Tagged
 from convy_action.github.rest import GitHub, GitHubError, IssueComment
 
 BOT = "github-actions[bot]"

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import msgspec
 
-from convy import AtomicFile, Links, Reviewed, Slice
+from convy import Reviewed, Slice
+from convy.runs import Links
+from convy.tools import AtomicFile
 from convy_action.github.artifacts import Uploaded, UploadedEarlier
 from convy_action.publish.comment import LIMIT, Box, Marked, Posted, Skipped, Unposted
 from convy_action.publish.shelf import NotUploaded, Shelf, Shelved
@@ -152,7 +154,9 @@ class Ending(msgspec.Struct, frozen=True):
         settings = self.settings
         if not settings.otlp_endpoint:
             return
-        from convy import Collector, ConfigurationError, ReceiverRefused, RunTraces, Untrusted
+        from convy import ConfigurationError
+        from convy.runs import Collector, ReceiverRefused, RunTraces
+        from convy.tools import Untrusted
 
         try:
             collector = Collector.given(

@@ -11,7 +11,9 @@ from typing import Protocol
 
 import msgspec
 
-from convy import ConfigurationError, Data, Marker, Tagged
+from convy import ConfigurationError
+from convy.runs import Marker
+from convy.tools import Data, Tagged
 from convy_action.github.artifacts import FORBIDDEN, ArtifactError, ResultsService, Uploaded, UploadedEarlier
 
 
@@ -101,8 +103,8 @@ class ArtifactShelf(msgspec.Struct, frozen=True):
 
     def pages(self, folder: Path) -> Pages:
         """report.html and comparison.html (where the folder has them) uploaded unzipped, each as
-        the artifact `<name>-<page>.html`, so a browser opens it from the comment's links (DESIGN
-        §14.3); an earlier attempt's pages of the same names are replaced."""
+        the artifact `<name>-<page>.html`, so a browser opens it from the comment's links (see
+        docs/action.md); an earlier attempt's pages of the same names are replaced."""
         uploaded: dict[str, int] = {}
         replace = self.replace or self.service.attempt > 1
         with tempfile.TemporaryDirectory(prefix="convy-pages-") as scratch:

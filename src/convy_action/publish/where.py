@@ -18,7 +18,7 @@ from convy_action.runner.log import Log
 from convy_action.runner.settings import ActionSettings
 
 
-class Where(msgspec.Struct, frozen=True, kw_only=True):
+class Where(msgspec.Struct, frozen=True):
     """The job's `settings`, the runner's `context` and `event`, GitHub's `services`, and the job's
     `log` (told why a folder will not be uploaded, or is kept fewer days)."""
 

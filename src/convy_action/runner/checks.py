@@ -41,7 +41,7 @@ class Checks(msgspec.Struct, frozen=True):
     def otlp(self) -> None:
         """ConfigurationError when otlp-endpoint is not a URL or an otlp-headers line not a header."""
         if self.settings.otlp_endpoint:
-            from convy import Collector
+            from convy.runs import Collector
 
             lines = (self.settings.otlp_headers,)
             Collector.given(self.settings.otlp_endpoint, lines, ("otlp-endpoint", "otlp-headers"))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import msgspec
 
-from convy import ConfigurationError, Data, Provenance
+from convy import ConfigurationError, Provenance
+from convy.tools import Data
 
 
 class EventRepository(Data, frozen=True, kw_only=True):
@@ -69,68 +70,61 @@ class WorkflowEvent(Data, frozen=True, kw_only=True):
         return self.repository.default_branch if self.repository is not None else ""
 
 
+class RunnerVariable:
+    """One of the runner's variables, read from a Context as text without surrounding blanks:
+    `default` when it is unset or blank."""
+
+    def __init__(self, name: str, default: str = "") -> None:
+        self._name = name
+        self._default = default
+
+    def __get__(self, context: Context, owner: type[Context]) -> str:
+        return context.variable(self._name, self._default)
+
+
 class Context(msgspec.Struct, frozen=True):
     """The runner's variables in `environ`; `workspace` is where the repository is checked out."""
 
     environ: Mapping[str, str]
     workspace: Path
 
-    def _get(self, name: str, default: str = "") -> str:
+    repository = RunnerVariable("GITHUB_REPOSITORY")
+    api_url = RunnerVariable("GITHUB_API_URL", "https://api.github.com")
+    results_url = RunnerVariable("ACTIONS_RESULTS_URL")
+    runtime_token = RunnerVariable("ACTIONS_RUNTIME_TOKEN")
+    step_summary = RunnerVariable("GITHUB_STEP_SUMMARY")
+    output = RunnerVariable("GITHUB_OUTPUT")
+    base_ref = RunnerVariable("GITHUB_BASE_REF")
+
+    def variable(self, name: str, default: str = "") -> str:
+        """The runner's variable `name` without surrounding blanks; `default` when unset or blank."""
         return self.environ.get(name, "").strip() or default
 
     @property
-    def repository(self) -> str:
-        return self._get("GITHUB_REPOSITORY")
-
-    @property
     def run_id(self) -> int:
-        value = self._get("GITHUB_RUN_ID")
+        value = self.variable("GITHUB_RUN_ID")
         return int(value) if value.isdigit() else 0
 
     @property
     def run_attempt(self) -> int:
-        value = self._get("GITHUB_RUN_ATTEMPT")
+        value = self.variable("GITHUB_RUN_ATTEMPT")
         return int(value) if value.isdigit() and int(value) > 0 else 1
 
     @property
     def workflow(self) -> str:
         """The file name of the running workflow, from GITHUB_WORKFLOW_REF
         (`owner/repo/.github/workflows/ci.yml@refs/heads/main` → `ci.yml`)."""
-        path = self._get("GITHUB_WORKFLOW_REF").split("@", 1)[0]
+        path = self.variable("GITHUB_WORKFLOW_REF").split("@", 1)[0]
         return path.rsplit("/", 1)[-1] if "/.github/workflows/" in path else ""
 
     @property
-    def api_url(self) -> str:
-        return self._get("GITHUB_API_URL", "https://api.github.com")
-
-    @property
     def server_url(self) -> str:
-        return self._get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-
-    @property
-    def results_url(self) -> str:
-        return self._get("ACTIONS_RESULTS_URL")
-
-    @property
-    def runtime_token(self) -> str:
-        return self._get("ACTIONS_RUNTIME_TOKEN")
-
-    @property
-    def step_summary(self) -> str:
-        return self._get("GITHUB_STEP_SUMMARY")
-
-    @property
-    def output(self) -> str:
-        return self._get("GITHUB_OUTPUT")
-
-    @property
-    def base_ref(self) -> str:
-        return self._get("GITHUB_BASE_REF")
+        return self.variable("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
 
     @property
     def retention_days(self) -> int:
         """The repository's longest artifact retention (0: not told)."""
-        value = self._get("GITHUB_RETENTION_DAYS")
+        value = self.variable("GITHUB_RETENTION_DAYS")
         return int(value) if value.isdigit() else 0
 
     def check(self) -> None:
@@ -148,7 +142,7 @@ class Context(msgspec.Struct, frozen=True):
 
     def event(self) -> WorkflowEvent:
         """The event file; an empty WorkflowEvent where there is none."""
-        path = self._get("GITHUB_EVENT_PATH")
+        path = self.variable("GITHUB_EVENT_PATH")
         if not path:
             return WorkflowEvent()
         try:
@@ -168,8 +162,8 @@ class Context(msgspec.Struct, frozen=True):
     def provenance(self, event: WorkflowEvent) -> Provenance:
         return Provenance(
             repository=self.repository,
-            sha=self._get("GITHUB_SHA"),
-            ref=self._get("GITHUB_REF"),
+            sha=self.variable("GITHUB_SHA"),
+            ref=self.variable("GITHUB_REF"),
             workflow_run=str(self.run_id) if self.run_id else "",
             pull_request=event.pull().number,
         )

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from convy import SECRET_LENGTH, CommandLine, ConfigurationError, ExitCodes, Flags, Setting, Sources
+from convy import ConfigurationError, Flags, Setting, Sources
+from convy.tools import SECRET_LENGTH, CommandLine, ExitCodes
 from convy_action.runner.settings import NAMES, ActionSettings
 
 if TYPE_CHECKING:
-    from convy import Agent
+    from convy import Ready
 
 
 class Inputs(msgspec.Struct, frozen=True):
@@ -100,11 +101,11 @@ class Masks(msgspec.Struct, frozen=True):
 
 
 class AgentSecrets(msgspec.Struct, frozen=True):
-    """The secrets an agent file holds once its variables are read (header values, the OAuth2
-    client secret), masked in the log like the secret inputs: only those of 8 characters or more."""
+    """The secrets the agent of a `ready` run holds once its variables are read (header values, the
+    OAuth2 client secret), masked in the log like the secret inputs: only those of 8 characters or more."""
 
-    agent: Agent
+    ready: Ready
 
     def values(self) -> tuple[str, ...]:
-        secrets = self.agent.secrets()
+        secrets = self.ready.secrets()
         return tuple(dict.fromkeys(value for value in secrets if len(value) >= SECRET_LENGTH))

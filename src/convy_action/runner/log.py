@@ -1,10 +1,10 @@
 """The job's log as the runner takes it: plain lines, workflow commands, and text the action does
-not trust printed with workflow commands switched off.
+not trust printed with workflow commands switched off; no line carries a control character.
 
 It writes to the stream the composition root gives it (the process's standard output), so a test
 reads it from a StringIO. Outside GitHub Actions (a dry run on a laptop) no workflow command is
-written: a mask would print the very secret it hides, and `::group::` is noise on a terminal (DESIGN
-§14.3)."""
+written: a mask would print the very secret it hides, and `::group::` is noise on a terminal (see
+docs/action.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TextIO
 
+from convy.tools import Untrusted
 from convy_action.runner.outputs import Stopped, WorkflowCommand
 
 
@@ -25,7 +26,9 @@ class Log:
         """Whether workflow commands are written (under GitHub Actions); else their plain words."""
 
     def line(self, text: str) -> None:
-        self.out.write(text + "\n")
+        """`text` as one or more lines of the log, every control character (an ANSI escape, a bell)
+        and bidirectional override in it replaced, whoever's words it holds."""
+        self.out.write(Untrusted(text=text).page() + "\n")
         self.out.flush()
 
     def command(self, command: WorkflowCommand) -> None:

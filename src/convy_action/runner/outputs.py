@@ -130,7 +130,7 @@ class Stopped(msgspec.Struct, frozen=True):
 
 class Annotations(msgspec.Struct, frozen=True):
     """An annotation per scenario that did worse than in the baseline, on its scenario file (relative
-    to the repository) at the first failing claim's line (DESIGN §13.2): `::error` only for the
+    to the repository) at the first failing claim's line (see docs/action.md): `::error` only for the
     scenarios under "Regressions" of a failed gate, `::notice` for the other regressed or lower ones.
     `project` is the project folder the scenario files are relative to, `workspace` the repository's
     root."""

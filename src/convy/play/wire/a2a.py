@@ -1,5 +1,5 @@
-"""A2A (DESIGN §14.1) as the official a2a-sdk speaks it: JSON-RPC 2.0 over HTTP POST, in the 1.0
-form or the 0.3 form.
+"""A2A (decision 22) as the official a2a-sdk speaks it: JSON-RPC 2.0 over HTTP POST, in the 1.0 form
+or the 0.3 form.
 
 The version to speak is named by the agent file (`version`), else by the agent card (a2a_card.py),
 else 1.0 is tried and a refusal (-32601 method not found, -32009 version not supported, or an HTTP

@@ -1,4 +1,4 @@
-"""What an A2A agent answered, read alike in both wire forms (DESIGN §14.1): a JSON-RPC result or a
+"""What an A2A agent answered, read alike in both wire forms (see docs/agents.md): a JSON-RPC result or a
 streamed event's (a message, a task, a status or artifact update, a task asked after), its parts'
 text and a task's state (named the 0.3 way) gathered into the text an answer says, with the
 contextId to carry on and, for a task still at work, its id to ask after."""

@@ -1,4 +1,4 @@
-"""An A2A agent's card (DESIGN §14.1): the version to speak and the build that answers, asked for
+"""An A2A agent's card (see docs/agents.md): the version to speak and the build that answers, asked for
 once before the run with the agent's headers and bearer, at the agent file's `card` URL, else beside
 the agent URL's path and each path above it (`.well-known/agent-card.json`, the older `agent.json`).
 None found is the empty card (1.0 first); a `card` URL that gives none is a configuration error."""

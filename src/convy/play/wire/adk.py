@@ -52,6 +52,10 @@ class Adk(msgspec.Struct, frozen=True):
         inner = f"({language})" if isinstance(language, str) and language else ""
         return Build(("google-adk", data["version"], inner)).text()
 
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        """A framework server's refusal teaches nothing."""
+        return None
+
     def body(self, ask: Ask) -> object:
         return {
             "appName": self.spec.app,

@@ -82,15 +82,12 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
         `/version`), or ""."""
         if self.tokens is not None:
             await self.tokens.first()
-        if isinstance(self.dialect, A2a | LangGraph | Adk):
-            return await self.dialect.ready(self.client, self.headers, self.tokens)
-        return ""
+        return await self.dialect.ready(self.client, self.headers, self.tokens)
 
     def turned_down(self, failure: AgentFailure, body: object) -> None:
         """What the dialect learns from a turn (`body`) refused with an HTTP error: A2A's version
         from a 400 that names the method (Resend); the other dialects learn nothing."""
-        if isinstance(self.dialect, A2a):
-            self.dialect.turned_down(failure, body)
+        self.dialect.turned_down(failure, body)
 
     @contextlib.asynccontextmanager
     async def kept(self) -> AsyncIterator[None]:

@@ -12,7 +12,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.wire.calls import Gathered
-from convy.play.wire.dialect import Ask, Fold
+from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
 
@@ -20,7 +20,7 @@ TEXT = ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK")
 REASONING = ("REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_CHUNK", "THINKING_TEXT_MESSAGE_CONTENT")
 
 
-class AgUi(msgspec.Struct, frozen=True):
+class AgUi(msgspec.Struct, Settled, frozen=True):
     """An AG-UI endpoint (`POST` a RunAgentInput, read server-sent events). The server keeps no
     history: each run sends the dialogue as AG-UI messages (`{id, role, content}`, each message
     with the same id every time), under the thread id `thread-<first message's id>` (one per

@@ -12,7 +12,7 @@ import msgspec
 from convy.play.agent import AgentFailure, Answer, Call, Step, Usage
 from convy.play.errorbody import ErrorBody, Masked
 from convy.play.template import Body, Path, PathMissing
-from convy.play.wire.dialect import Ask, Fold
+from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply, AnswerText, Found, JsonText, MissingAnswer, Trace
 from convy.play.wire.spec import AgentSpec
 from convy.play.wire.stream import Event
@@ -28,7 +28,7 @@ ANSWER_SETTING = "agent-answer (or the agent file's `answer`)"
 """The setting a wrong answer path names when the agent does not say where its path came from."""
 
 
-class Template(msgspec.Struct, frozen=True):
+class Template(msgspec.Struct, Settled, frozen=True):
     """The template protocol: the agent file's `body` filled in for each turn, the text at `answer`
     (or, streamed, the `delta`s of the events named `event`, appended or the last one); `setting`
     is where the answer path was set, as a wrong path's message names it."""
@@ -54,7 +54,7 @@ class Template(msgspec.Struct, frozen=True):
         return Deltas(self.spec, self.spec.delta, self.spec.steps)
 
 
-class OpenAiChat(msgspec.Struct, frozen=True):
+class OpenAiChat(msgspec.Struct, Settled, frozen=True):
     """OpenAI chat completions (and every server compatible with it): the dialogue as `messages`
     (or the file's body), `model` when set; streamed as chunks whose `choices.0.delta` hold the
     text and tool-call pieces, and a last chunk with the usage. `setting` as Template's."""

@@ -4,7 +4,9 @@ agent's dialect, its answer read whole or as a stream, the OAuth2 token renewed 
 
 A refusal (HTTP 429 or 503) is Busy; any other error is an AgentFailure, never retried here (retries
 live in Places), so the agent never gets the same message twice; either carries the agent's own
-words from its error body."""
+words — from its error body, a streamed error event, its session's answer — and every one that
+leaves a conversation has the agent's secrets masked here, by the one rule of Masked, whichever
+path made it."""
 
 from __future__ import annotations
 
@@ -27,10 +29,12 @@ from convy.play.keptclient import ADDRESSES
 from convy.play.outcome import SpanKind
 from convy.play.placeholders import Placeholders
 from convy.play.trace import TraceContext
+from convy.play.unreached import ConnectProblem
 from convy.play.wire.dialect import Ask, Pending, Resend
 from convy.play.wire.encoding import Encoded
 from convy.play.wire.line import Line
 from convy.play.wire.polling import Polling
+from convy.play.wire.preset import WrongServer
 from convy.play.wire.reading import (
     MOST_BYTES,
     MOST_RAW,
@@ -106,6 +110,13 @@ class JsonConnection:
                 raise AgentFailure(
                     "session_failed", f"the session start at {shown} answered JSON nested too deeply"
                 ) from None
+            except AgentFailure as failure:
+                await self.let_go()
+                said = WrongServer(self._agent.spec.protocol).failure(failure)
+                raise said.hiding(self.masked) from None
+            except Busy as busy:
+                await self.let_go()
+                raise busy.hiding(self.masked) from None
             except BaseException:
                 await self.let_go()
                 raise
@@ -129,7 +140,7 @@ class JsonConnection:
                 problem = str(busy)
         await self.let_go()
         if problem and kind is None:
-            raise SessionNotEnded(problem)
+            raise SessionNotEnded(self.masked.text(problem))
 
     async def let_go(self) -> None:
         if self._client is not None:
@@ -182,7 +193,9 @@ class JsonConnection:
         except RecursionError:  # msgspec decodes and encodes recursively: JSON nested too deep to read
             raise AgentFailure("bad_answer", f"the answer from {self.shown} is nested too deeply") from None
         except AgentFailure as failure:
-            raise Relocated(self._agent.shown, self.shown).failure(failure) from None
+            raise Relocated(self._agent.shown, self.shown).failure(failure).hiding(self.masked) from None
+        except Busy as busy:
+            raise busy.hiding(self.masked) from None
         answer = Spoken(reply.answer, self.shown).checked()
         session = self._agent.spec.session
         if session.id and not self._session:
@@ -302,7 +315,11 @@ class JsonConnection:
         except AgentFailure as failure:
             if failure.reason.startswith("http_") or failure.reason in ("connection", "timeout"):
                 raise AgentFailure(
-                    failed, failure.detail, status=failure.status, message=failure.message
+                    failed,
+                    failure.detail,
+                    status=failure.status,
+                    message=failure.message,
+                    reached=failure.reached,
                 ) from None
             raise
 
@@ -378,23 +395,3 @@ class JsonConnection:
         if status in (429, 503):
             raise Busy(Hints(response.headers).seconds(), detail, status=status, message=message)
         raise AgentFailure(f"http_{status}", detail, status=status, message=message)
-
-
-class ConnectProblem(msgspec.Struct, frozen=True):
-    """Why no connection could be made, in a few words: refused, a name not resolved, TLS."""
-
-    error: httpx.ConnectError
-
-    def text(self) -> str:
-        said = str(self.error).lower()
-        if "certificate" in said or "ssl" in said or "tls" in said:
-            return " (TLS failed: the certificate could not be checked)"
-        if (
-            "name or service not known" in said
-            or "nodename nor servname" in said
-            or "name resolution" in said
-        ):
-            return " (its host name is not known)"
-        if "refused" in said:
-            return " (connection refused)"
-        return ""

@@ -5,16 +5,20 @@ a2a.py, and for frameworks' own servers langgraph.py and adk.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
+import httpx
 import msgspec
 
 from convy.errors import ConvyError
-from convy.play.agent import Message
+from convy.play.agent import AgentFailure, Message
 from convy.play.placeholders import Placeholders
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
+
+if TYPE_CHECKING:
+    from convy.play.wire.oauth import AccessToken
 
 
 class Ask(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,3 +97,29 @@ class Dialect(Protocol):
     def fold(self) -> Fold:
         """A new fold for one streamed answer."""
         ...
+
+    async def ready(
+        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
+    ) -> str:
+        """What is asked once before the first conversation (A2A's card, a framework server's info);
+        the build the agent names there, or ""."""
+        ...
+
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        """What the dialect learns from a turn (`body`) refused with an HTTP error `failure`."""
+        ...
+
+
+class Settled:
+    """What a dialect that learns nothing says of it: no build asked for before the first
+    conversation, nothing learned from a refused turn."""
+
+    __slots__ = ()
+
+    async def ready(
+        self, client: Callable[[], httpx.AsyncClient], headers: httpx.Headers, tokens: AccessToken | None
+    ) -> str:
+        return ""
+
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        return None

@@ -56,6 +56,10 @@ class LangGraph(msgspec.Struct, frozen=True):
         inner = f"(langgraph {graph})" if isinstance(graph, str) and graph else ""
         return Build(("langgraph-api", data["version"], inner)).text()
 
+    def turned_down(self, failure: AgentFailure, body: object) -> None:
+        """A framework server's refusal teaches nothing."""
+        return None
+
     def body(self, ask: Ask) -> object:
         message = {"role": "user", "content": ask.message}
         if ask.ids:

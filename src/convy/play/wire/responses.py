@@ -1,4 +1,4 @@
-"""The OpenAI Responses API (DESIGN §14.1) as a dialect: each turn sends only the user's message as
+"""The OpenAI Responses API (see docs/agents.md) as a dialect: each turn sends only the user's message as
 `input`, the server keeps the conversation (`store`) and the previous answer's id goes back as
 `previous_response_id`.
 
@@ -14,7 +14,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure, Answer, Call, Step
 from convy.play.errorbody import ErrorBody, Masked
-from convy.play.wire.dialect import Ask, Fold
+from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply, Found, JsonText
 from convy.play.wire.spec import AgentSpec
 from convy.play.wire.stream import Event
@@ -27,7 +27,7 @@ ENDED = ("response.completed", "response.incomplete")
 FAILED = ("error", "response.failed")
 
 
-class Responses(msgspec.Struct, frozen=True):
+class Responses(msgspec.Struct, Settled, frozen=True):
     """The OpenAI Responses API (`POST …/v1/responses`, and the gateways that serve it): the user's
     message as `input`, `model` when set, `store: true`, and from the second turn the id of the
     previous answer as `previous_response_id` (the server keeps the dialogue, not convy)."""

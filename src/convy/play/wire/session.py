@@ -1,4 +1,4 @@
-"""The agent's own session (DESIGN §14.1): the requests that start and end it and how their answers
+"""The agent's own session (see docs/agents.md): the requests that start and end it and how their answers
 are read — the id from the start's JSON at a path or from a response header; a start that gives no
 id fails the attempt (`session_failed`, with the service's own words); an end that fails is only a
 warning."""

@@ -12,12 +12,12 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.wire.calls import Gathered
-from convy.play.wire.dialect import Ask, Fold
+from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply
 from convy.play.wire.stream import Event
 
 
-class VercelAi(msgspec.Struct, frozen=True):
+class VercelAi(msgspec.Struct, Settled, frozen=True):
     """A Vercel AI SDK chat endpoint (`POST {id, messages, trigger}`, read the UI message stream).
     The server keeps no history: each turn sends the dialogue as UI messages (`{id, role, parts:
     [{type: text, text}]}`, each message with the same id every time) under the chat id
