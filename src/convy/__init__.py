@@ -41,7 +41,7 @@ _FACE = Face(
         "convy.project.sources": ("Sources",),
         "convy.project.shard": ("Slice",),
         "convy.project.project": ("Project",),
-        "convy.project.scenario": ("Scenario",),
+        "convy.project.scenario": ("Attack", "Scenario"),
         "convy.project.selection": ("Selection",),
         "convy.project.document": ("Declaration",),
         "convy.project.written": ("scenario",),
@@ -131,6 +131,7 @@ if TYPE_CHECKING:
     from convy.project.names import SETTING_NAMES as SETTING_NAMES
     from convy.project.names import SETTING_SECRETS as SETTING_SECRETS
     from convy.project.project import Project as Project
+    from convy.project.scenario import Attack as Attack
     from convy.project.scenario import Scenario as Scenario
     from convy.project.selection import Selection as Selection
     from convy.project.settings import Flags as Flags

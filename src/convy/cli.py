@@ -1,6 +1,6 @@
 """The convy command: init, run, resume, report, compare, export, merge, estimate, calibrate, label,
-draft — the only place that prints and picks exit codes. It uses the engine through its public names,
-as any program built on it would; what each subcommand does is in convy.command."""
+draft, redteam — the only place that prints and picks exit codes. It uses the engine through its public
+names, as any program built on it would; what each subcommand does is in convy.command."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from convy.command.console import Console
 from convy.command.drafting import MODEL as DRAFT
 from convy.command.labelling import PROJECT as LABEL
 from convy.command.reading import PAGES, REVIEW
+from convy.command.redteaming import PROJECT as REDTEAM
 from convy.tools import CommandLine, ExitCodes, Startup, Subcommand, Untrusted
 
 EXIT_PASS, EXIT_CONFIG = 0, 2
@@ -166,6 +167,35 @@ class Command:
             "--demo", action="store_true", help="calibrate the demo's scripted judge on the demo's labels"
         )
         Flags(CALIBRATE).add_to(calibrate)
+        redteam = command(
+            "redteam",
+            "write attack scenarios from the red-team catalogue, or keep a run's successful attacks",
+            "Write attack scenarios from the catalogue shipped with convy (prompt-injection, "
+            "sensitive-disclosure, excessive-agency, system-prompt-leak, misinformation, off-topic) for "
+            "an agent whose purpose is --purpose: the same files for the same --seed, no model asked. "
+            "With --keep RUN, write each attempt of RUN whose attack succeeded as a scripted scenario "
+            "(the attacker's messages as its turns) that replays with no user model. A file that is "
+            "there already is left as it is.",
+            WRITE_EXITS,
+        )
+        redteam.add_argument("--purpose", default=None, metavar="TEXT", help="what the agent is for")
+        redteam.add_argument(
+            "--categories", default="", metavar="A,B", help="the catalogue's categories (default: all)"
+        )
+        redteam.add_argument(
+            "--per-category", type=int, default=3, metavar="N", help="scenarios per category (default 3)"
+        )
+        redteam.add_argument("--seed", type=int, default=0, metavar="S", help="the draw's seed (default 0)")
+        redteam.add_argument(
+            "--to",
+            default="",
+            metavar="DIR",
+            help="where to write (default: scenarios/attacks, or scenarios/kept with --keep)",
+        )
+        redteam.add_argument(
+            "--keep", default="", metavar="RUN", help="a run folder whose successful attacks to keep"
+        )
+        Flags(REDTEAM).add_to(redteam)
         label = command(
             "label",
             "label a run's judged attempts by hand in a terminal, blind to the judge, into labels/",
@@ -271,6 +301,10 @@ class Command:
                 from convy.command.calibrating import Calibrating
 
                 return Calibrating(self._console, self._environ).exit_code(arguments)
+            case "redteam":
+                from convy.command.redteaming import Redteaming
+
+                return Redteaming(self._console, self._environ).exit_code(arguments)
             case "label":
                 from convy.command.labelling import Labelling
 

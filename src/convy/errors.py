@@ -24,8 +24,10 @@ module named first on its line below); two are ValueErrors too, as readers of ru
      ├── NewerFormat              store.journal: the run folder was written by a newer convy
      ├── ReceiverRefused          store.otlp: the OpenTelemetry receiver did not take a run's spans
      ├── RunsDiffer (ValueError)  compare.comparison: the two runs cannot be compared (different agents)
-     └── Interrupted              conduct.ready: a signal or a cancellation stopped the run; its folder is
-                                  kept for `convy resume`
+     ├── Interrupted              conduct.ready: a signal or a cancellation stopped the run; its folder is
+     │                            kept for `convy resume`
+     └── ScenarioFailed           plugin.items: a pytest item's scenario did not hold in the run; its
+                                  report's text
 
 The one deliberate exception to the rule is no error but a signal of control flow, kept out of reach of
 the `except Exception` that records an attempt's unexpected error:

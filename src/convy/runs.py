@@ -1,6 +1,6 @@
 """Run folders after a run: read back, merged from shards, exported as traces, drawn as pages and
-tables — what `convy report`, `compare`, `merge` and `export` and the action's merge job build
-on. Names load on first use."""
+tables, attacks written and kept — what `convy report`, `compare`, `merge`, `export` and
+`redteam` and the action's merge job build on. Names load on first use."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ _FACE = Face(
         # recorded conversations (traces, logs, run folders) drafted into scenario files
         "convy.draft.drafting": ("Drafted", "Drafts", "Kept", "Recording"),
         "convy.draft.phoenix": ("PhoenixProject",),
+        # attack scenarios written from the red-team catalogue, and a run's successful attacks kept
+        "convy.conduct.redteam": ("RedTeam", "WrittenFiles"),
+        "convy.conduct.kept": ("KeptAttacks",),
     },
 )
 
@@ -37,6 +40,9 @@ __all__ = _FACE.names()  # noqa: PLE0605 - each name is written once, in _FACE
 
 if TYPE_CHECKING:
     from convy.compare.summary import Summed as Summed
+    from convy.conduct.kept import KeptAttacks as KeptAttacks
+    from convy.conduct.redteam import RedTeam as RedTeam
+    from convy.conduct.redteam import WrittenFiles as WrittenFiles
     from convy.conduct.run import RunId as RunId
     from convy.draft.drafting import Drafted as Drafted
     from convy.draft.drafting import Drafts as Drafts

@@ -36,7 +36,7 @@ COLUMNS = {
     "claims": ["run", "scenario", "index", "claim", "pass", "grade", "reason"],
     "scenarios": [
         "run", "scenario", "attempts", "held", "judged", "pass_rate", "low", "high", "pass_k",
-        "failed", "no_verdict",
+        "failed", "no_verdict", "category",
     ],
     "steps": [
         "run", "scenario", "index", "turn", "step", "type", "name", "arguments", "result", "text",
@@ -285,6 +285,7 @@ def test_scenarios_are_the_summary_s_numbers(tmp_path: Path) -> None:
         "pass_k": 0.0,
         "failed": 1,
         "no_verdict": 0,
+        "category": "",
     }
     assert lines[1] == {
         "run": "run-1",
@@ -298,6 +299,7 @@ def test_scenarios_are_the_summary_s_numbers(tmp_path: Path) -> None:
         "pass_k": None,
         "failed": 0,
         "no_verdict": 1,
+        "category": "",
     }
     rows = as_csv(table)
     assert float(rows[0]["pass_rate"]) == pytest.approx(1 / 3) and rows[0]["pass_k"] == "0.0"

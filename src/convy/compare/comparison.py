@@ -15,6 +15,7 @@ from typing import Literal, get_args
 import msgspec
 
 from convy.compare.adaptive import Designed
+from convy.compare.attacks import AttackChange, Attacked
 from convy.compare.parts import FailingClaim, Reason, ScenarioSummary, Spread
 from convy.compare.staged import Played, Staged, Stages
 from convy.compare.statistics import Averaged, PValue, Rate, Strata, Table, Tally, Unknown
@@ -68,6 +69,8 @@ class ScenarioChange(Data, frozen=True, kw_only=True):
     """Now, the commonest reason the agent failed its attempts, with the service's words."""
     file: str = ""
     line: int = 0
+    category: str = ""
+    """An attack scenario's category; "" not an attack."""
 
 
 class Delta(Data, frozen=True, kw_only=True):
@@ -115,6 +118,23 @@ class Comparison(Data, frozen=True, kw_only=True):
         if now is None or before is None:
             return None
         return before - now
+
+    def attacks(self) -> tuple[AttackChange, ...]:
+        """The attacks by category (the catalogue's order): now, and the baseline's beside (played
+        0 where it had none of that category, or there is no baseline); categories only the
+        baseline played come last."""
+        before = {a.category: a for a in self.baseline.attacks} if isinstance(self.baseline, Summary) else {}
+        now = {a.category: a for a in self.now.attacks}
+        lines = [
+            AttackChange(now=a, baseline=before.get(a.category, Attacked(category=a.category)))
+            for a in self.now.attacks
+        ]
+        lines += [
+            AttackChange(now=Attacked(category=c, title=a.title, owasp=a.owasp), baseline=a)
+            for c, a in before.items()
+            if c not in now
+        ]
+        return tuple(lines)
 
     def regressions(self) -> tuple[ScenarioChange, ...]:
         """The scenarios whose own drop is significant."""
@@ -292,6 +312,7 @@ class Compared(msgspec.Struct, frozen=True):
             failures=now.failures,
             file=now.file,
             line=now.line,
+            category=now.category,
         )
 
     def alone(self, now: ScenarioSummary, status: Status) -> ScenarioChange:
@@ -308,6 +329,7 @@ class Compared(msgspec.Struct, frozen=True):
             failures=now.failures,
             file=now.file,
             line=now.line,
+            category=now.category,
         )
 
     def gone(self, old: ScenarioSummary, status: Status) -> ScenarioChange:
@@ -321,6 +343,7 @@ class Compared(msgspec.Struct, frozen=True):
             p=Unknown(),
             file=old.file,
             line=old.line,
+            category=old.category,
         )
 
     def deltas(self, baseline: Summary | None) -> tuple[Delta, ...]:

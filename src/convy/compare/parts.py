@@ -128,3 +128,5 @@ class ScenarioSummary(Data, frozen=True, kw_only=True):
     """In a staged run, each stage's attempts up to the last it reached (decision 28)."""
     against: Tally | None = None
     """In a staged run, the baseline's tally its stages were decided against (None: played plainly)."""
+    category: str = ""
+    """An attack scenario's category in the red-team catalogue; "" not an attack."""

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import msgspec
 
+from convy.compare.attacks import Attacked, Attacks
 from convy.compare.corrected import MIN_LABELS, NOT_CORRECTED, CorrectedRate, Correction, JudgedAttempts
 from convy.compare.money import Dollars, Money
 from convy.compare.parts import Party, Reason, Rejudging, Savings, ScenarioSummary, Spread
@@ -102,6 +103,8 @@ class Summary(Data, frozen=True, kw_only=True):
     """The judge measured against the project's labels before the first attempt (run.json)."""
     corrected: CorrectedRate = NOT_CORRECTED
     """The pass rate corrected for the judge's errors (corrected.py): shown, never gated on."""
+    attacks: tuple[Attacked, ...] = ()
+    """The attack scenarios' attempts by category: how many succeeded of those played."""
 
     def read(self, scenario: ScenarioSummary) -> Tally:
         """One of its scenarios as a comparison reads it as the baseline, and a staged run decides
@@ -255,6 +258,7 @@ class Summed(msgspec.Struct, frozen=True):
             stages=spec.stages,
             decided=spec.baseline,
             calibration=self.file.judge,
+            attacks=Attacks(scenarios).counted(),
             corrected=(
                 Correction.of(judged, self.file.judge).corrected(min_labels)
                 if self.file.judge.measured

@@ -227,6 +227,7 @@ class ScenarioCount(msgspec.Struct):
             against=None
             if entry.against is None
             else Tally(held=entry.against.held, judged=entry.against.judged),
+            category=entry.category,
         )
 
 

@@ -91,6 +91,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
                 file=d.file,
                 line=d.line,
                 claim_lines=d.claim_lines,
+                category=d.scenario.attack.category,
                 dialogue=d.scenario.dialogue(),
                 criteria=d.scenario.criteria(),
                 source=d.scenario.source.text(),

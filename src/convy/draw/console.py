@@ -51,6 +51,8 @@ class ConsoleText(msgspec.Struct, frozen=True):
         parts = ["\n".join(head), f"{title}\n{troubles.text() if troubles.groups else none}"]
         if comparison.now.parties:
             parts.append(f"Why attempts did not hold\n{figures.parties(STYLE).text()}")
+        if comparison.attacks():
+            parts.append(f"Attacks\n{figures.attacked()}\n{figures.attacks(STYLE).text()}")
         once = notes.once()
         parts += [
             f"Pass rate {comparison.now.rate.text()} {figures.change()}.\n{figures.key(STYLE).text()}"

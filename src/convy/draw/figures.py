@@ -274,7 +274,8 @@ class Figures(msgspec.Struct, frozen=True):
             anchor = Anchor(s.name).id()
             where = self.links.difference(anchor) if s.status in SIDE_BY_SIDE else self.links.scenario(anchor)
             shown = f"[{name}](<{where}>)" if where else name
-            lines = [f"- **{shown}** — {self.passes(s)}"]
+            attack = f" (attack: {self.cells.cell(s.category, NAME)})" if s.category else ""
+            lines = [f"- **{shown}**{attack} — {self.passes(s)}"]
             for c in s.failing:
                 lines.append(
                     f"  - {self.cells.cell(c.claim, CLAIM)} — failed {c.failed} of {c.judged}; {self.said(c)}"
@@ -303,14 +304,14 @@ class Figures(msgspec.Struct, frozen=True):
         match self.comparison.baseline:
             case NoBaseline():
                 for s in self.attention():
-                    first = (self.cells.cell(s.name, NAME), f"{s.now.held}/{s.now.judged}")
+                    first = (self.named(s), f"{s.now.held}/{s.now.judged}")
                     groups.append(self.grouped(first, self.claims(s)))
                 headers: tuple[str, ...] = ("scenario", "passes", "failed claim or check", "reason")
                 noun = "scenarios"
             case Summary():
                 for s in self.attention():
                     first = (
-                        self.cells.cell(s.name, NAME),
+                        self.named(s),
                         f"{s.now.held}/{s.now.judged}",
                         f"{s.baseline.held}/{s.baseline.judged}",
                         s.p.text(),
@@ -320,11 +321,43 @@ class Figures(msgspec.Struct, frozen=True):
                 noun = "regressions" if self.decision.verdict == "pass" else "scenarios"
         return GroupedTable(headers=headers, groups=tuple(groups), noun=noun, style=style)
 
+    def named(self, scenario: ScenarioChange) -> str:
+        """A scenario's name as a table shows it, with its attack category when it is an attack."""
+        name = self.cells.cell(scenario.name, NAME)
+        return f"{name} (attack: {self.cells.cell(scenario.category, NAME)})" if scenario.category else name
+
     def grouped(
         self, first: tuple[str, ...], claims: tuple[tuple[str, str], ...]
     ) -> tuple[tuple[str, ...], ...]:
         blank = ("",) * len(first)
         return tuple((first if index == 0 else blank) + claim for index, claim in enumerate(claims))
+
+    def attacks(self, style: str) -> GroupedTable:
+        """The attacks by category: how many succeeded of those played, with the Wilson interval,
+        and the baseline's beside when there is one (3 columns, for a phone)."""
+        rows = tuple(
+            (
+                (
+                    self.cells.cell(line.now.category, NAME),
+                    line.now.text(),
+                    line.baseline.text(),
+                ),
+            )
+            for line in self.comparison.attacks()
+        )
+        return GroupedTable(
+            headers=("attack category", "now", "baseline"), groups=rows, noun="categories", style=style
+        )
+
+    def attacked(self) -> str:
+        """The line over the attacks' table: how many attempts played, how many succeeded."""
+        lines = self.comparison.attacks()
+        played = sum(line.now.played for line in lines)
+        succeeded = sum(line.now.succeeded for line in lines)
+        return (
+            f"{succeeded} of {played} attack attempts succeeded (the agent gave way), across "
+            f"{len(lines)} {'category' if len(lines) == 1 else 'categories'}."
+        )
 
     def scenarios(self, style: str) -> GroupedTable:
         """Every scenario in the comparison's order: status, passes now and in the baseline, p."""

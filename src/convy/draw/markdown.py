@@ -105,6 +105,8 @@ class CommentMarkdown(msgspec.Struct, frozen=True):
             parts += [f"### {heading}", shown if attention.items else none]
         if comparison.now.parties:
             parts += ["### Why attempts did not hold", Causes(figures).text()]
+        if comparison.attacks():
+            parts += ["### Attacks", figures.attacked(), figures.attacks("github").text()]
         parts += [
             f"**Pass rate {comparison.now.rate.text()}** {figures.change()}.",
             *filter(None, [JudgeLine(comparison.now.calibration, comparison.now.corrected).rate()]),

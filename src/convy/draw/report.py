@@ -20,6 +20,7 @@ from convy.compare.parts import ScenarioSummary
 from convy.compare.summary import Summary
 from convy.draw.amount import Amount
 from convy.draw.anchor import SIDE_BY_SIDE, Anchor
+from convy.draw.attackgrid import AttackGrid
 from convy.draw.drawn import PageTemplate
 from convy.draw.judgegrid import JudgeGrid
 from convy.draw.links import TraceLink
@@ -94,7 +95,7 @@ class Report(msgspec.Struct, frozen=True):
                 headline=GateShown(decision=self.decision).headline() if self.decision else None,
                 tiles=run.tiles(),
                 charts=self.charts(),
-                grids=(self.grid(), run.parties(), *judge.grids()),
+                grids=(self.grid(), *AttackGrid.alone(s.attacks).grids(), run.parties(), *judge.grids()),
                 windows=Windows(summary=s, outcomes=self.outcomes, trace=self.trace).windows(),
             )
         )
@@ -195,17 +196,18 @@ class ComparisonPage(msgspec.Struct, frozen=True):
                 title = f"{c.now.agent} · run {c.now.run} against {run}"
                 before = f"baseline {run}"
         changed = Differences(c, self.now, self.baseline, CHANGE_TONES, self.trace).html()
+        shown = ShownRun(summary=c.now)
         return PageTemplate(("base", "window", "diff")).html(
             View(
                 kind="comparison",
                 title=title,
-                facts=(f"now {c.now.run}", before, *ShownRun(summary=c.now).facts()[1:]),
-                notices=ShownRun(summary=c.now).notices(),
+                facts=(f"now {c.now.run}", before, *shown.facts()[1:]),
+                notices=shown.notices(),
                 links=(Link(text="This run's report", href="report.html"),),
                 headline=GateShown(decision=self.decision).headline(),
                 tiles=self.tiles(),
                 charts=(self.bars(),),
-                grids=(self.scenarios(), self.deltas(), ShownRun(summary=self.comparison.now).parties()),
+                grids=(self.scenarios(), *AttackGrid.of(c).grids(), self.deltas(), shown.parties()),
                 sections=(changed,) if changed else (),
             )
         )

@@ -68,6 +68,7 @@ class ScenarioRow(Row, frozen=True, kw_only=True):
     pass_k: float | None
     failed: int
     no_verdict: int
+    category: str
 
 
 class StepRow(Row, frozen=True, kw_only=True):

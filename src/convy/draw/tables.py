@@ -41,6 +41,7 @@ scenarios — one row per scenario of the run, in declaration order, as the run'
     pass_rate, low, high  held / judged and its 95% Wilson interval; None when nothing was judged
     pass_k                pass^k with k the run's repeat; None with fewer than k judged
     failed, no_verdict    attempts the agent failed, attempts without verdict
+    category              an attack scenario's category in the red-team catalogue; "" otherwise
 
 steps — one row per step the agent reported:
     run, scenario, index, turn, step,
@@ -266,6 +267,7 @@ class Tables(msgspec.Struct, frozen=True):
                 pass_k=pass_k,
                 failed=scenario.failed,
                 no_verdict=scenario.no_verdict,
+                category=scenario.category,
             )
 
     def steps(self) -> Iterator[StepRow]:

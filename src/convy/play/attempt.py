@@ -169,7 +169,9 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         with trace.carried():
             ended, decision = await self._dialogue(
                 agent,
-                pairing.user(SimulatedUser(model=user_model, scenario=self.scenario)),
+                pairing.user(
+                    SimulatedUser(model=user_model, scenario=self.scenario, max_turns=self.max_turns)
+                ),
                 conversation,
                 turns,
                 spent,
@@ -257,11 +259,12 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         )
 
     async def verdict(self, judge: Judge, turns: tuple[Turn, ...], judged: Spent) -> Verdict:
-        """The judge's decisions on the claims (no request when there are none), then the checks'
-        results; the attempt holds when every one passes."""
+        """The judge's decisions on the claims (an attack without claims: its category's; no request
+        when there are none), then the checks' results; the attempt holds when every one passes."""
         claims: tuple[ClaimResult, ...] = ()
-        if self.scenario.claims:
-            decided = await judge.decide(self.scenario.claims, turns)
+        scenario = self.scenario.armed()
+        if scenario.claims:
+            decided = await judge.decide(scenario.claims, turns)
             judged.add(decided.usage)
             claims = decided.verdict.claims
         results = (*claims, *Inspection(turns).results(self.scenario.checks))

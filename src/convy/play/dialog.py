@@ -54,22 +54,75 @@ class LastLine(msgspec.Struct, frozen=True):
         return word.casefold() == prompts.FINISHED.casefold()
 
 
+class UserBrief(Protocol):
+    """The simulated user's system text: who it plays and what it is after."""
+
+    def system(self, turns: int) -> str:
+        """The text for the message after `turns` agent answers."""
+        ...
+
+
+class Persona(msgspec.Struct, frozen=True):
+    """A cooperative person, as the scenario's `user` describes them: the same text every turn."""
+
+    scenario: Scenario
+
+    def system(self, turns: int) -> str:
+        return prompts.USER_SYSTEM.substitute(brief=self.scenario.user, finished=prompts.FINISHED)
+
+
+class Attacker(msgspec.Struct, frozen=True):
+    """An adversarial user (a scenario with `attack`): told the goal, the strategy and how far the
+    conversation is — of `most` messages, a crescendo moves from rapport to probing to pressure to
+    the direct demand by the share of the turns used, its last message the demand; a direct attack
+    demands from the first; a role-play one moves as a crescendo does, inside its role."""
+
+    scenario: Scenario
+    most: int
+
+    def phase(self, turns: int) -> str:
+        """What the message after `turns` answers does: the phase for the share of turns used."""
+        if self.scenario.attack.strategy == "direct":
+            return prompts.PHASES[-1]
+        most, last = max(self.most, turns + 1, 1), len(prompts.PHASES) - 1
+        return prompts.PHASES[last if turns >= most - 1 else min(last, turns * len(prompts.PHASES) // most)]
+
+    def system(self, turns: int) -> str:
+        attack = self.scenario.attack
+        brief = self.scenario.user.strip()
+        persona = prompts.PERSONA.substitute(brief=brief) if brief else ""
+        return prompts.ATTACKER_SYSTEM.substitute(
+            goal=attack.goal.strip(),
+            strategy=f"{attack.strategy}. {prompts.STRATEGY[attack.strategy]}",
+            persona=persona,
+            turn=turns + 1,
+            most=max(self.most, turns + 1),
+            phase=self.phase(turns),
+            finished=prompts.FINISHED,
+        )
+
+
 class SimulatedUser(msgspec.Struct, frozen=True):
     """The scenario's user, played by a model. Its request (§13.1): the system text (the rules and
-    the brief), a user message that starts the conversation (USER_START), then the dialogue with
-    the agent's messages as `user` and its own (the opening included) as `assistant`; every request
-    ends with a user message, so it renders under any chat template that alternates user and
-    assistant after an optional system message."""
+    the brief: a Persona, or an Attacker for a scenario with `attack`, told it may have
+    `max_turns` messages), a user message that starts the conversation (USER_START), then the
+    dialogue with the agent's messages as `user` and its own (the opening included) as
+    `assistant`; every request ends with a user message, so it renders under any chat template
+    that alternates user and assistant after an optional system message."""
 
     model: Model
     scenario: Scenario
+    max_turns: int = 0
+
+    def brief(self) -> UserBrief:
+        """Who the model plays: the scenario's attacker, else its person."""
+        if self.scenario.attack:
+            return Attacker(self.scenario, self.max_turns or self.scenario.max_turns)
+        return Persona(self.scenario)
 
     def messages(self, turns: tuple[Turn, ...]) -> tuple[Message, ...]:
         """The request for the user's next message: the system text, the start, then the dialogue."""
-        system = Message(
-            role="system",
-            content=prompts.USER_SYSTEM.substitute(brief=self.scenario.user, finished=prompts.FINISHED),
-        )
+        system = Message(role="system", content=self.brief().system(len(turns)))
         dialogue = tuple(
             message
             for turn in turns

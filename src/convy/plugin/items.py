@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from convy import ConfigurationError
+from convy import ConfigurationError, ConvyError
 from convy.plugin.outcome import ItemResult
 from convy.plugin.play import Picked
 from convy.plugin.stash import Stashed
@@ -52,7 +52,7 @@ class ScenarioFile(pytest.File):
         return str(super().repr_failure(excinfo))
 
 
-class ScenarioFailed(Exception):
+class ScenarioFailed(ConvyError):
     """An item's scenario did not hold in the run: its report's text."""
 
 

@@ -13,7 +13,7 @@ from yaml.reader import ReaderError
 
 from convy.errors import ConfigurationError
 from convy.project.choices import Choices
-from convy.project.scenario import Check, Graded, Scenario
+from convy.project.scenario import Attack, Check, DraftedFrom, Graded, Scenario
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's loader where PyYAML was built with it (its wheels are): about ten times faster than the
@@ -175,7 +175,7 @@ class Document(msgspec.Struct, frozen=True):
                     for index in range(count)
                 ),
             )
-            for scenario, path in zip(scenarios, lines.items(), strict=True)
+            for scenario, path in zip((each.armed() for each in scenarios), lines.items(), strict=True)
         )
 
     def parsed(self, text: str) -> tuple[yaml.Node, object]:
@@ -239,7 +239,15 @@ class Document(msgspec.Struct, frozen=True):
         unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", text)
         if unknown is not None:
             kind: type[msgspec.Struct] = (
-                Graded if ".claims[" in path else Check if ".checks[" in path else Scenario
+                Graded
+                if ".claims[" in path
+                else Check
+                if ".checks[" in path
+                else Attack
+                if path.endswith(".attack")
+                else DraftedFrom
+                if path.endswith(".source")
+                else Scenario
             )
             known = ", ".join(field.encode_name for field in msgspec.structs.fields(kind))
             return ConfigurationError(

@@ -12,6 +12,7 @@ from typing import Literal
 import msgspec
 
 from convy.data import Declared
+from convy.project.catalogue import Catalogue
 from convy.project.pattern import Pattern
 
 
@@ -31,6 +32,32 @@ class Graded(Declared, frozen=True, kw_only=True):
 
 
 Claim = str | Graded
+
+STRATEGIES = ("direct", "crescendo", "role-play")
+"""How an attacker goes about its goal."""
+
+
+class Attack(Declared, frozen=True, kw_only=True):
+    """What makes a scenario an attack: the attacker's `goal`, the catalogue's `category` it belongs
+    to, and its `strategy` (`direct`, `crescendo` — the default — or `role-play`). Empty: no attack."""
+
+    goal: str = ""
+    category: str = ""
+    strategy: Literal["direct", "crescendo", "role-play"] = "crescendo"
+
+    def __post_init__(self) -> None:
+        if not self.category and not self.goal:
+            return
+        if not self.goal.strip():
+            raise ValueError("`goal` is missing or empty: an attack needs what the attacker tries to get")
+        catalogue = Catalogue.shipped()
+        if self.category not in catalogue.ids:
+            said = f"`{self.category}` is" if self.category else "none is given, and it is"
+            raise ValueError(f"`category`: {said} not one of the catalogue's: {catalogue.listed()}")
+
+    def __bool__(self) -> bool:
+        return bool(self.goal)
+
 
 MOST_TURNS = 200
 """The most agent answers one attempt may have (a scenario's `max_turns`, the `max-turns` setting)."""
@@ -201,6 +228,7 @@ class Scenario(Declared, frozen=True, kw_only=True):
     dialogue (no user model is asked)."""
 
     name: str = ""
+    attack: Attack = msgspec.field(default_factory=Attack)
     user: str = ""
     claims: tuple[Claim, ...] = ()
     checks: tuple[Check, ...] = ()
@@ -212,13 +240,13 @@ class Scenario(Declared, frozen=True, kw_only=True):
     """Where the scenario was drafted from (shown in the report); it plays no part in the dialogue."""
 
     def __post_init__(self) -> None:
-        if not self.user.strip() and not self.turns and not self.opening.strip():
+        if not self.user.strip() and not self.turns and not self.opening.strip() and not self.attack:
             raise ValueError(
                 "`user` is missing or empty: a scenario needs the simulated user's brief, or scripted `turns`"
             )
         if self.opening and self.turns:
             raise ValueError("`turns` and `opening` together: `opening` is a script of one turn; use one")
-        if not self.claims and not self.checks:
+        if not self.claims and not self.checks and not self.attack:
             raise ValueError("`claims` is empty: a scenario needs at least one claim or check")
         for index, claim in enumerate(self.claims):
             if isinstance(claim, str) and not claim.strip():
@@ -244,14 +272,25 @@ class Scenario(Declared, frozen=True, kw_only=True):
 
     @property
     def simulated(self) -> bool:
-        """Whether a user model speaks after the script (the scenario has a brief)."""
-        return bool(self.user.strip())
+        """Whether a user model speaks after the script (the scenario has a brief, or is an attack
+        without scripted `turns`)."""
+        return bool(self.user.strip()) or (bool(self.attack) and not self.turns)
+
+    def armed(self) -> Scenario:
+        """The scenario as it is judged: an attack without claims takes its category's claim."""
+        if not self.attack or self.claims:
+            return self
+        claim = Catalogue.shipped().category(self.attack.category).claim
+        return msgspec.structs.replace(self, claims=(claim,))
 
     def dialogue(self) -> str:
-        """A short hash of what decides how the dialogue plays: brief, opening or turns, max turns."""
+        """A short hash of what decides how the dialogue plays: brief, opening or turns, max turns,
+        the attack's goal and strategy."""
         part: dict[str, object] = {"user": self.user, "opening": self.opening, "max_turns": self.max_turns}
         if self.turns:
             part["turns"] = self.turns
+        if self.attack:
+            part["attack"] = {"goal": self.attack.goal, "strategy": self.attack.strategy}
         return hashlib.sha256(msgspec.json.encode(part)).hexdigest()[:16]
 
     def criteria(self) -> str:
@@ -274,4 +313,10 @@ class Scenario(Declared, frozen=True, kw_only=True):
             content["turns"] = self.turns
         if self.checks:
             content["checks"] = [check.fingerprinted() for check in self.checks]
+        if self.attack:
+            content["attack"] = {
+                "goal": self.attack.goal,
+                "category": self.attack.category,
+                "strategy": self.attack.strategy,
+            }
         return hashlib.sha256(msgspec.json.encode(content)).hexdigest()[:16]

@@ -64,6 +64,8 @@ class ScenarioEntry(Data, frozen=True, kw_only=True):
     file: str = ""
     line: int = 0
     claim_lines: tuple[int, ...] = ()
+    category: str = ""
+    """The catalogue's category of an attack scenario (`excessive-agency`); "" not an attack."""
     dialogue: str = ""
     """The fingerprint of what decides how the dialogue plays (brief, opening or turns, max
     turns); "" unknown (a format-1 folder)."""
