@@ -1,9 +1,10 @@
-"""httpx's transports measured (decision 58): `python benchmarks/transports.py [--rounds 3]`.
+"""httpx's transports measured (decisions 58 and 59): `python benchmarks/transports.py [--rounds 3]`.
 
 The same bare loop as workload 2's (children.HttpxFloor: C = 8 conversations at once, each T = 3
 rounds of a model and an agent request, then a judge request, A = 200 attempts, L = 0) made through
 one shared `httpx.AsyncClient` with httpx's own transport, then with httpx-aiohttp's
-`AiohttpTransport` (when installed), then with the standard library alone (floor.py's loop), each a
+`AiohttpTransport` (when installed), then with convy's own `KeptTransport` (decision 59), then with
+the standard library alone (floor.py's loop), each a
 child process of its own, in turn, `--rounds` times. Prints per variant the median CPU milliseconds
 per request after its imports, and its peak RSS (imports and play)."""
 
@@ -22,7 +23,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-VARIANTS = ("httpx", "httpx-aiohttp", "floor")
+VARIANTS = ("httpx", "httpx-aiohttp", "kept", "floor")
 
 
 def child(variant: str, agent: str, models: str, attempts: int) -> None:
@@ -42,6 +43,10 @@ def child(variant: str, agent: str, models: str, attempts: int) -> None:
             from httpx_aiohttp import AiohttpTransport
 
             transport = AiohttpTransport(limits=httpx.Limits(max_connections=16))
+        if variant == "kept":
+            from convy.play.kept import KeptTransport
+
+            transport = KeptTransport(False, keep=16)
         started = time.process_time()
         brief = {"role": "system", "content": "You are a customer of an online shop. " * 20}
         answered = 0

@@ -23,7 +23,8 @@ from convy.play.attempt import Attempt
 from convy.play.bench import Bench, Halt, Journal
 from convy.play.busy import Patience, Places
 from convy.play.dialog import Checked, Judge
-from convy.play.lanes import Lanes
+from convy.play.kept import KeptTransport
+from convy.play.keptclient import KeptClient
 from convy.play.model import Contained, Models, PatientModel
 from convy.play.outcome import Outcome
 from convy.play.price import UNPRICED, Pricing
@@ -324,12 +325,12 @@ class Both:
 
 class Clients(msgspec.Struct, frozen=True):
     """The models' one shared HTTP client: its timeouts (`model_timeout`, the models' own, apart from
-    the agent's turn-timeout), its lanes (Lanes: a kept connection lent to one request at a time, as
-    many kept as requests can be in flight — two for each conversation at once, a user's turn and a
-    judge's call), and TLS checks made only when a model URL (`url`, the judge's `judge_url`, a panel's) is
-    https (loading the CA bundle costs ~80 ms). The lanes serve every URL the environment's proxy
-    settings leave alone; a proxy given there (HTTPS_PROXY...) is still used, through httpx's own
-    pool."""
+    the agent's turn-timeout), its transport (KeptTransport: a kept connection lent to one request
+    at a time, as many kept as requests can be in flight — two for each conversation at once, a
+    user's turn and a judge's call), and TLS checks made only when a model URL (`url`, the judge's
+    `judge_url`, a panel's) is https (loading the CA bundle costs ~80 ms). The transport serves every
+    URL the environment's proxy settings leave alone; a proxy given there (HTTPS_PROXY...) is still
+    used, through httpx's own pool."""
 
     model_timeout: float
     concurrency: int = 8
@@ -342,11 +343,8 @@ class Clients(msgspec.Struct, frozen=True):
         urls = (self.url, self.judge_url or self.url, *self.panel)
         secure = not all(url.startswith("http://") for url in urls)
         verify = httpx.create_ssl_context() if secure else False
-        return httpx.AsyncClient(
+        return KeptClient(
             timeout=httpx.Timeout(self.model_timeout, connect=min(self.model_timeout, 30.0)),
-            limits=httpx.Limits(
-                max_connections=4 * self.concurrency, max_keepalive_connections=2 * self.concurrency
-            ),
             verify=verify,
-            mounts={"all://": Lanes(verify, keep=2 * self.concurrency)},
+            transport=KeptTransport(verify, keep=2 * self.concurrency),
         )

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
-from tabulate import tabulate
 
 from convy.data import Data
+from convy.draw.columns import TextTable
 from convy.draw.untrusted import ELLIPSIS, Untrusted
 from convy.draw.width import TableWidth
 
@@ -67,7 +67,7 @@ class MarkdownCells(msgspec.Struct, frozen=True):
 
 
 class GroupedTable(Data, frozen=True, kw_only=True):
-    """A table whose rows come in groups (a scenario and its failed claims), drawn with tabulate in
+    """A table whose rows come in groups (a scenario and its failed claims), drawn as tabulate draws it in
     `style`; shortened by whole groups, the rest counted in a last `… N more <noun>` row. In a
     comment (`github`), one wider than a phone's column is drawn as a list instead."""
 
@@ -87,7 +87,7 @@ class GroupedTable(Data, frozen=True, kw_only=True):
         if shown < len(self.groups):
             more = f"… {len(self.groups) - shown:,} more {self.noun}"
             rows.append([more] + [""] * (len(self.headers) - 1))
-        return str(tabulate(rows, headers=list(self.headers), tablefmt=self.style, disable_numparse=True))
+        return TextTable(self.headers, tuple(map(tuple, rows)), self.style).text()
 
     def within(self, characters: int, limit: Limit) -> str:
         """The table with as many groups as fit in `characters` (its header and the `… N more` row

@@ -18,6 +18,7 @@ from convy.errors import ConvyError
 from convy.play.agent import Message, Usage
 from convy.play.busy import Busy, GaveUp, Hints, Places
 from convy.play.errorbody import ADJUSTABLE, CONTEXT, REFUSED, RETRIED, UNSUPPORTED, ErrorBody, Masked
+from convy.play.keptclient import ADDRESSES
 from convy.play.unreached import ConnectProblem
 
 Kind = Literal["failure", "timeout", "busy", "context", "unreadable", "unreachable"]
@@ -188,8 +189,7 @@ class OpenAiModel(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def endpoint(self) -> httpx.URL:
         """`{url}/chat/completions`, with the query of `url`."""
-        base = httpx.URL(self.url)
-        return base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+        return ADDRESSES.completions(self.url)
 
     @property
     def shown(self) -> str:
@@ -386,3 +386,5 @@ class Models(msgspec.Struct, frozen=True, kw_only=True):
     judge: Model
     panel: tuple[Model, ...] = ()
     later: tuple[Model, ...] = ()
+
+

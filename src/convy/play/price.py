@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import importlib.metadata
 
 import msgspec
 
@@ -39,10 +38,8 @@ class Library(msgspec.Struct, frozen=True):
 
     def version(self) -> str:
         """`genai-prices 0.2.3`: what run.json records as the prices' source."""
-        try:
-            return f"{LIBRARY} {importlib.metadata.version(LIBRARY)}"
-        except importlib.metadata.PackageNotFoundError:
-            return ""
+        version = Shipped().version()
+        return f"{LIBRARY} {version}" if version else ""
 
 
 class PriceBook(msgspec.Struct, frozen=True):

@@ -17,12 +17,12 @@ import contextlib
 import datetime
 import decimal
 import importlib.machinery
-import importlib.metadata
 import importlib.util
 import os
 import re
 import tempfile
 import types
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -231,7 +231,8 @@ class Shipped(msgspec.Struct, frozen=True):
         if not version or data is None:
             return PriceList()
         stat = data.stat()
-        kept = self.folder() / f"prices-{LIBRARY}-{version}.json"
+        install = zlib.crc32(str(data).encode())  # one file per install: two venvs never take turns
+        kept = self.folder() / f"prices-{LIBRARY}-{version}-{install:08x}.json"
         with contextlib.suppress(OSError, msgspec.DecodeError, msgspec.ValidationError):
             found = msgspec.json.decode(kept.read_bytes(), type=PriceFile)
             if (found.format, found.data, found.size, found.modified) == (
@@ -251,9 +252,19 @@ class Shipped(msgspec.Struct, frozen=True):
         return prices
 
     def version(self) -> str:
+        """The installed release, named by its `.dist-info` folder beside the package (importing
+        importlib.metadata costs tens of milliseconds), else as importlib.metadata finds it."""
+        spec = importlib.util.find_spec("genai_prices")
+        if spec is not None and spec.submodule_search_locations:
+            beside = Path(next(iter(spec.submodule_search_locations))).parent
+            found = sorted(beside.glob("genai_prices-*.dist-info"))
+            if len(found) == 1:
+                return found[0].name.removeprefix("genai_prices-").removesuffix(".dist-info")
+        from importlib import metadata
+
         try:
-            return importlib.metadata.version(LIBRARY)
-        except importlib.metadata.PackageNotFoundError:
+            return metadata.version(LIBRARY)
+        except metadata.PackageNotFoundError:
             return ""
 
     def data_file(self) -> Path | None:

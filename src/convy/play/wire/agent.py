@@ -14,7 +14,9 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.busy import Clock, WallClock
-from convy.play.lanes import ONE, Handover
+from convy.play.kept import KeptTransport
+from convy.play.keptclient import KeptClient
+from convy.play.lanes import Handover
 from convy.play.wire.a2a import A2a
 from convy.play.wire.adk import Adk
 from convy.play.wire.agui import AgUi
@@ -102,13 +104,11 @@ class JsonAgent(msgspec.Struct, frozen=True, dict=True):
 
     def client(self) -> httpx.AsyncClient:
         """A new client for one conversation at a time: one connection, kept for all its turns."""
-        return httpx.AsyncClient(
+        return KeptClient(
             timeout=httpx.Timeout(self.timeout),
-            limits=ONE,
-            http1=True,
-            http2=False,
             verify=self.verify,
             follow_redirects=False,
+            transport=KeptTransport(self.verify, keep=1),
         )
 
     @functools.cached_property

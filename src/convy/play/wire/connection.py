@@ -25,6 +25,7 @@ from httpx_sse import SSEError
 from convy.play.agent import AgentFailure, Answer, Message, SessionNotEnded
 from convy.play.busy import Busy, Hints
 from convy.play.errorbody import ErrorBody, Masked
+from convy.play.keptclient import ADDRESSES
 from convy.play.outcome import SpanKind
 from convy.play.placeholders import Placeholders
 from convy.play.trace import TraceContext
@@ -353,7 +354,8 @@ class JsonConnection:
             sent = time.monotonic()
             status = 0
             try:
-                async with client.stream(method, url, content=body, headers=headers) as response:
+                address = ADDRESSES.url(url)
+                async with client.stream(method, address, content=body, headers=headers) as response:
                     status = response.status_code
                     if status == 401 and tokens is not None and not renewed:
                         await Limited(REFUSAL_BYTES).read(response)
