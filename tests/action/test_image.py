@@ -82,9 +82,9 @@ def test_every_locked_package_has_hashes_and_nothing_is_left_loose() -> None:
     assert "--index-url" not in text and "--find-links" not in text and "file://" not in text
 
 
-def test_the_lock_says_the_command_that_regenerates_it_and_the_readme_too() -> None:
+def test_the_lock_says_the_command_that_regenerates_it_and_the_action_page_too() -> None:
     assert f"#    {COMMAND}\n" in LOCK.read_text()
-    assert COMMAND in (ROOT / "README.md").read_text()
+    assert COMMAND in (ROOT / "docs" / "action.md").read_text()
 
 
 def test_the_dockerfile_installs_the_lock_with_hashes_and_fetches_nothing_else() -> None:

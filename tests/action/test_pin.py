@@ -20,6 +20,7 @@ PIN = re.compile(r"uses: convy/action@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)")
 
 
 CODE = re.compile(r"`([^`]+)`")
+SECTION = re.compile(r"^### ([a-z-]+)\n(.*?)(?=^### |\Z)", re.M | re.S)
 
 
 def documents() -> dict[str, str]:
@@ -54,7 +55,9 @@ def table_rows(text: str) -> list[list[str]]:
 
 
 def documented() -> tuple[set[str], set[str]]:
-    """The inputs of the docs' input tables, and the `agent-protocol` values their rows list."""
+    """The inputs the docs document, and the `agent-protocol` values they list: the rows of every
+    input table, and every setting of the settings page (docs/settings.md, written from the code:
+    a section `### name` per setting, naming its input and the values it takes)."""
     inputs: set[str] = set()
     protocols: set[str] = set()
     for text in documents().values():
@@ -63,6 +66,12 @@ def documented() -> tuple[set[str], set[str]]:
             inputs |= named
             if "agent-protocol" in named:
                 protocols |= set(CODE.findall(cells[-1]))
+        for name, section in SECTION.findall(text):
+            if f"input `{name}`" in section:
+                inputs.add(name)
+                if name == "agent-protocol":
+                    takes = [line for line in section.splitlines() if line.startswith("- takes ")]
+                    protocols |= {value for line in takes for value in CODE.findall(line)}
     return inputs, protocols
 
 

@@ -1,7 +1,7 @@
-"""The workflow `convy init` writes and every workflow of the README, as a team copies them: clean
-under actionlint and zizmor (run here as .ci/run installs them), every action pinned by commit with
-its version in a comment, one run per pull request, the baseline branch the repository's default
-branch, least privilege, and forks' and Dependabot's pull requests skipped with a notice."""
+"""The workflow `convy init` writes and every workflow of the README and the docs, as a team copies
+them: clean under actionlint and zizmor (run here as .ci/run installs them), every action pinned by
+commit with its version in a comment, one run per pull request, the baseline branch the repository's
+default branch, least privilege, and forks' and Dependabot's pull requests skipped with a notice."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.support.docs import blocks
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = ROOT / "src" / "convy" / "template" / ".github" / "workflows" / "convy.yml"
@@ -31,16 +32,13 @@ def tool(name: str) -> str:
 
 
 def readme_workflows() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    blocks = [
-        textwrap.dedent(found[2]) for found in re.finditer(r"^( *)```yaml\n(.*?)^\1```", text, re.M | re.S)
-    ]
-    return [block for block in blocks if re.search(r"^jobs:", block, re.M)]
+    """Every workflow of the README and the docs' pages, the README's first."""
+    return [block.text for block in blocks("yaml") if re.search(r"^jobs:", block.text, re.M)]
 
 
 def workflows() -> list[tuple[str, str]]:
     named = [("template convy.yml", TEMPLATE.read_text())]
-    return named + [(f"README workflow {n}", block) for n, block in enumerate(readme_workflows(), 1)]
+    return named + [(f"docs workflow {n}", block) for n, block in enumerate(readme_workflows(), 1)]
 
 
 def loaded(text: str) -> dict[Any, Any]:
@@ -89,7 +87,9 @@ def test_every_action_is_pinned_by_commit_with_its_version_and_least_privilege(n
         granted = job["permissions"] or {}
         assert set(granted) <= {"contents", "actions", "pull-requests"}
         assert all(value in ("read", "write") for value in granted.values())
-        assert granted.get("contents", "read") == "read" and granted.get("actions", "read") == "read"
+        pushes = any("git push" in str(step.get("run", "")) for step in job["steps"])  # a recipe that keeps
+        assert granted.get("contents", "read") == "read" or pushes, name  # what it found may write
+        assert granted.get("actions", "read") == "read"
         for step in job["steps"]:
             if str(step.get("uses", "")).startswith("actions/checkout@"):
                 assert step["with"]["persist-credentials"] is False
@@ -102,6 +102,10 @@ def test_the_actions_are_the_current_majors_and_the_action_is_this_release() -> 
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert pins["convy/action"][1] == f"v{version}"
     pins["mikepenz/action-junit-report"] = ("d9f48fc87bc235f7e214acf696ca5abc0a986f16", "v6.4.2")
+    for own in sorted((ROOT / ".github" / "workflows").glob("*.yml")):  # as the repository pins them
+        for line in own.read_text().splitlines():
+            if (found := PINNED.match(line)) and found[1] not in pins:
+                pins[found[1]] = (found[2], found[3])
     for block in readme_workflows():
         for line in block.splitlines():
             if found := PINNED.match(line):

@@ -8,7 +8,7 @@ was given, so that an answer shows what the agent remembered:
   environment, started once per session): A2A 0.3 only, its card under the agent's path, its
   answer in the task's history, a 1.0 method refused with HTTP 400.
 
-Each plays a three-turn conversation as an agent file written from the README would, and checks
+Each plays a three-turn conversation as an agent file written from the docs (Agents) would, and checks
 the memory, the build the card names, and what went over the wire."""
 
 from __future__ import annotations

@@ -341,10 +341,10 @@ def test_checked_lets_cancellation_through() -> None:
         checked(asyncio.CancelledError())
 
 
-def test_the_readme_shows_the_prompts_as_sent() -> None:
-    from pathlib import Path
+def test_the_models_page_shows_the_prompts_as_sent() -> None:
+    from tests.support.docs import page
 
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    readme = " ".join(page("models.md").split())
     before, after = prompts.USER_SYSTEM.substitute(brief="\0", finished=prompts.FINISHED).split("\0")
     for text in (
         before,

@@ -1,4 +1,4 @@
-"""`protocol: langgraph` and `protocol: adk`, played by `convy run` as the README's examples are
+"""`protocol: langgraph` and `protocol: adk`, played by `convy run` as the docs' examples are
 written against the frameworks' own servers — LangGraph's `langgraph dev` and Google ADK's
 `adk api_server` (tests/servers/presets.py), each with a graph or agent that calls a tool and the
 project's scripted model — on a three-turn memory scenario; and the mistakes of such agent files,
@@ -63,8 +63,8 @@ def project(tmp_path: Path, agent: str) -> Path:
 def played(
     tmp_path: Path, name: str, url: str, assistant: str = "agent"
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
-    """The README's example `name` played twice on the memory scenario (with `assistant` for the
-    README's): the run and its attempts, each of which held with three answers."""
+    """The docs' example `name` played twice on the memory scenario (with `assistant` for the
+    docs'): the run and its attempts, each of which held with three answers."""
     agent = examples()[name].replace("assistant: agent ", f"assistant: {assistant} ")
     assert name != "langgraph" or f"assistant: {assistant} " in agent
     root = project(tmp_path, agent)

@@ -1,10 +1,10 @@
-"""Every agent example of the README's "Agents" section, played as written by `convy run` against a
-real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI agent with threads,
-sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the demands of agent
-frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an a2a-sdk agent,
-pydantic-ai's A2A server (fasta2a), agno's AgentOS, and pydantic-ai's AG-UI and Vercel AI adapters
-(the LangGraph and ADK presets are played against those frameworks' servers in test_presets.py).
-Only `${VAR}`s are filled in; each example's file is the README's text."""
+"""Every agent example of the docs (docs/agents.md, and any page that marks one), played as written by
+`convy run` against a real local server of its shape: the LiteLLM proxy (OpenAI streaming), an ASGI
+agent with threads, sessions, cookies, streams and OAuth2 (tests/servers/threads.py), one with the
+demands of agent frameworks' own servers (tests/servers/frameworks.py), a Responses API server, an
+a2a-sdk agent, pydantic-ai's A2A server (fasta2a), agno's AgentOS, and pydantic-ai's AG-UI and
+Vercel AI adapters (the LangGraph and ADK presets are played against those frameworks' servers in
+test_presets.py). Only `${VAR}`s are filled in; each example's file is the page's text."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ checks:
 """
 
 
-def test_the_readme_has_one_example_for_each_shape() -> None:
+def test_the_docs_have_one_example_for_each_shape() -> None:
     assert list(examples()) == [
         "openai-stream",
         "template-sse",

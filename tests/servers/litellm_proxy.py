@@ -6,7 +6,7 @@ master key (KEY) since LiteLLM refuses to start without one. Its models:
 * `mock` — LiteLLM's own `mock_response` (MOCK): streamed by LiteLLM in pieces of 3 characters;
   on `/v1/responses` a canned whole response (LiteLLM's mock does not stream there: asked to, it
   sends an error event).
-* `scripted` (and `support-bot`, the README's name for it), `scripted-tools`, `scripted-broken` —
+* `scripted` (and `support-bot`, the docs' name for it), `scripted-tools`, `scripted-broken` —
   the scripted provider of
   tests/servers/litellm_scripted.py (`convy/scripted`, `convy/tools`, `convy/broken`): real chunks
   with tool-call pieces on `/v1/chat/completions`, and real Responses API events on

@@ -1,13 +1,10 @@
-"""The README's agent examples, by name."""
+"""The docs' agent examples, by name: each fenced block under `<!-- agent-example: NAME -->` of the
+README or a page of docs/ (docs/agents.md holds them)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-EXAMPLE = re.compile(r"<!-- agent-example: ([a-z0-9-]+) -->\n```yaml\n(.*?)```", re.S)
+from tests.support.docs import blocks
 
 
 def examples() -> dict[str, str]:
-    return dict(EXAMPLE.findall(README.read_text(encoding="utf-8")))
+    return {block.example: block.text for block in blocks("yaml") if block.example}

@@ -11,7 +11,7 @@ one.
 Each request keeps a stable beginning, so providers that cache prompt prefixes can reuse it: the
 simulated user's system text (rules, then the scenario's brief) comes first and the dialogue is
 appended after it; the judge's system text is the same for every attempt, and its request puts the
-scenario's claims before the attempt's transcript. The README shows these texts to users.
+scenario's claims before the attempt's transcript. The docs' Models page shows these texts to users.
 
 Every request renders under any chat template that takes an optional system message followed by
 strictly alternating user and assistant messages that start and end with user: the simulated user

@@ -30,7 +30,9 @@ OWN_DESCRIPTIONS: dict[str, str] = {
         "merge the shards' artifacts of this workflow run into one run, upload it, compare, comment "
         "and gate (the job after the shard jobs)"
     ),
-    "github-token": "token with `actions: read` and `pull-requests: write` (secret)",
+    "github-token": (
+        "token with `actions: read` and `pull-requests: write` (secret; default: the job's `github.token`)"
+    ),
     "dry-run": "play, compare and render, but upload and post nothing",
     "estimate": (
         "with dry-run: print the run's expected model calls, tokens and cost from the baseline, "
