@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import signal
 import threading
 from pathlib import Path
@@ -97,8 +98,9 @@ def test_the_readme_s_example_plays_the_demo_into_the_working_folder(
 ) -> None:
     root = Path(__file__).resolve().parents[2]
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-    text = next(page.read_text() for page in pages if "Building on the engine" in page.read_text())
-    section = text[text.index("Building on the engine") :]
+    heading = re.compile(r"^#+ Building on the engine$", re.M)
+    text = next(page.read_text() for page in pages if heading.search(page.read_text()))
+    section = text[heading.search(text).start() :]  # type: ignore[union-attr]
     example = section[section.index("```python\n") + len("```python\n") :]
     example = example[: example.index("```")]
     monkeypatch.chdir(tmp_path)

@@ -139,7 +139,11 @@ def test_checks_look_at_the_last_answer_or_any_and_at_tool_steps() -> None:
         ("turns: [Hi]\nchecks:\n  - contains: a\n    tool: b\n", 3, "exactly one of"),
         ("turns: [Hi]\nchecks:\n  - {}\n", 3, "exactly one of"),
         ("turns: [Hi]\nchecks:\n  - contains: a\n    within: last\n", 4, "unknown key `within`"),
-        ("turns: [Hi]\nchecks:\n  - contains: a\n    in: first\n", 4, "Invalid enum value 'first'"),
+        (
+            "turns: [Hi]\nchecks:\n  - contains: a\n    in: first\n",
+            4,
+            "'first' is not one of the allowed values: any, last",
+        ),
         ("turns: [Hi]\nchecks: []\nclaims: []\n", 3, "at least one claim or check"),
         ("turns: [Hi, '  ']\nchecks: [{contains: a}]\n", 1, "`turns[1]` is empty"),
         ("opening: Hi\nturns: [Hi]\nchecks: [{contains: a}]\n", 2, "`turns` and `opening`"),
