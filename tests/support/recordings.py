@@ -4,25 +4,17 @@ Collector's file exporter writes them, one export request a line), and `convy` r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tests.support import command
+
 
 def convy(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CONVY_", "INPUT_"))}
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "convy", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """`convy` in a process, with the time a draft of real instrumentation's files may take."""
+    return command.convy(*args, cwd=cwd, env=env, timeout=300)
 
 
 def value(plain: Any) -> dict[str, Any]:
