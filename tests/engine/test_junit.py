@@ -29,6 +29,12 @@ def demo_runs(tmp_path: Path) -> list[Path]:
     return sorted(p for p in (tmp_path / "results" / "support").iterdir() if p.is_dir())
 
 
+def later_run(tmp_path: Path, first: Path) -> Path:
+    """The run made after `first`: two runs in the same second sort by their random suffix, not by time."""
+    (later,) = set(demo_runs(tmp_path)) - {first}
+    return later
+
+
 def test_a_demo_run_writes_a_valid_junit_file_with_the_scenario_that_held_nowhere_failing(
     tmp_path: Path,
 ) -> None:
@@ -76,7 +82,7 @@ def test_a_failing_regression_fails_each_fallen_scenario_with_counts_p_and_reaso
     assert shown["baseline-pass-rate"] == "0.7500" and 0 < float(shown["p"]) < 0.05
     assert shown["order-status: baseline-pass-rate"] == "1.0000" and float(shown["order-status: p"]) > 0
 
-    again = convy("compare", str(demo_runs(tmp_path)[1]), str(first), "--junit", "again.xml", cwd=tmp_path)
+    again = convy("compare", str(later_run(tmp_path, first)), str(first), "--junit", "again.xml", cwd=tmp_path)
     assert again.returncode == 1
     assert (tmp_path / "again.xml").read_text() == (tmp_path / "junit.xml").read_text()
 
@@ -93,7 +99,7 @@ def test_a_scenario_left_out_is_skipped_with_or_without_a_baseline(tmp_path: Pat
     (first,) = demo_runs(tmp_path)
     paired = convy("run", "--demo", "--match", "order-status", "--baseline", str(first), cwd=tmp_path)
     assert paired.returncode == 0, paired.stdout + paired.stderr
-    second = demo_runs(tmp_path)[1]
+    second = later_run(tmp_path, first)
     compared = convy("compare", str(second), str(first), "--junit", "paired.xml", cwd=tmp_path)
     assert compared.returncode == 0, compared.stdout + compared.stderr
     suite = read(tmp_path / "paired.xml")
