@@ -82,7 +82,8 @@ def test_a_failing_regression_fails_each_fallen_scenario_with_counts_p_and_reaso
     assert shown["baseline-pass-rate"] == "0.7500" and 0 < float(shown["p"]) < 0.05
     assert shown["order-status: baseline-pass-rate"] == "1.0000" and float(shown["order-status: p"]) > 0
 
-    again = convy("compare", str(later_run(tmp_path, first)), str(first), "--junit", "again.xml", cwd=tmp_path)
+    later = later_run(tmp_path, first)
+    again = convy("compare", str(later), str(first), "--junit", "again.xml", cwd=tmp_path)
     assert again.returncode == 1
     assert (tmp_path / "again.xml").read_text() == (tmp_path / "junit.xml").read_text()
 
