@@ -57,6 +57,8 @@ class Attacks(msgspec.Struct, frozen=True):
                 tallies[scenario.category] = tallies.get(scenario.category, Tally(held=0, judged=0)).plus(
                     scenario.tally
                 )
+        if not tallies:
+            return ()
         order = {category: place for place, category in enumerate(Catalogue.shipped().ids)}
         return tuple(
             Attacked.of(category, tallies[category])
