@@ -89,6 +89,7 @@ def test_the_engine_knows_nothing_of_github_glue() -> None:
 def test_no_module_level_functions_but_the_entry_points() -> None:
     allowed = {
         ("convy/cli.py", "main"),
+        ("convy/cli.py", "process"),
         ("convy/__init__.py", "__getattr__"),
         ("convy_action/__main__.py", "main"),
     }

@@ -2,6 +2,6 @@
 
 import sys
 
-from convy.cli import main
+from convy.cli import process
 
-sys.exit(main())
+sys.exit(process())

@@ -329,3 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLOSED
     return code
+
+
+def process() -> int:
+    """The `convy` process (`convy`, `python -m convy`): the command, then a quick exit."""
+    code = main()
+    Startup().ending()
+    return code

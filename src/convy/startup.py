@@ -3,13 +3,15 @@ fast and writes any text (decision 12)."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import sys
 
 
 class Startup:
-    """The process as a command wants it: imports that would only cost time turned off, and the
-    standard streams writing UTF-8 whatever the locale."""
+    """The process as a command wants it: imports that would only cost time turned off, the
+    standard streams writing UTF-8 whatever the locale, and an exit that does not walk every object
+    once more."""
 
     def prepared(self) -> None:
         if importlib.util.find_spec("sniffio") is None:
@@ -21,3 +23,17 @@ class Startup:
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(encoding="utf-8", errors="replace")
+
+    def settled(self) -> None:
+        """What the process made so far (its modules, the project read) lives until it ends: the
+        cyclic collector stops walking it on each of its passes while the run plays. For a
+        command's process, where the run is the last thing it does."""
+        gc.freeze()
+
+    def ending(self) -> None:
+        """The process is about to exit: what it holds is kept out of the cyclic collector, so the
+        interpreter's shutdown does not walk every module's objects (tens of milliseconds after a
+        run). Exit handlers still run, and every file was closed where it was written. Only for a
+        process that ends now: in a longer one, garbage frozen here would never be collected."""
+        gc.disable()
+        gc.freeze()

@@ -26,4 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    from convy.tools import Startup
+
+    Startup().ending()
+    sys.exit(code)

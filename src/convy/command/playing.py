@@ -14,7 +14,7 @@ from typing import TextIO
 import convy
 from convy import SETTING_NAMES, ConfigurationError, Flags
 from convy.command.console import Console
-from convy.tools import Plural
+from convy.tools import Plural, Startup
 
 EXIT_CONFIG, EXIT_INTERRUPTED = 2, 130
 
@@ -39,6 +39,7 @@ class Playing:
             console.damaged(ready.folder, ready.damage())
             baseline = str(getattr(arguments, "baseline", "") or "")
             before = console.baseline(baseline)
+            Startup().settled()
             try:
                 reviewed = ready.played(convy.Terminal(console.out), convy.Signals(), before)
             except convy.RunsDiffer as error:

@@ -42,6 +42,7 @@ class Addresses:
     def __init__(self, most: int = 512) -> None:
         self._most = most
         self._parsed: dict[str, httpx.URL] = {}
+        self._endpoints: dict[str, httpx.URL] = {}
 
     def url(self, text: str) -> httpx.URL:
         found = self._parsed.get(text)
@@ -53,9 +54,16 @@ class Addresses:
         return found
 
     def completions(self, base: str) -> httpx.URL:
-        """A model's chat-completions endpoint: `{base}/chat/completions`, with the query of `base`."""
-        url = self.url(base)
-        return self.url(str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions")))
+        """A model's chat-completions endpoint: `{base}/chat/completions`, with the query of `base`;
+        worked out once a base."""
+        found = self._endpoints.get(base)
+        if found is None:
+            url = self.url(base)
+            found = url.copy_with(path=url.path.rstrip("/") + "/chat/completions")
+            if len(self._endpoints) >= self._most:
+                del self._endpoints[next(iter(self._endpoints))]
+            self._endpoints[base] = found
+        return found
 
 
 ADDRESSES = Addresses()

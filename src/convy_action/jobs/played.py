@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 
 from convy import NoBaseline, Opened, Printed, Ready, Reviewed, RunsDiffer, Signals
+from convy.tools import Startup
 from convy_action.baseline.readable import Looked
 from convy_action.runner.context import Context, WorkflowEvent
 from convy_action.runner.log import Log
@@ -44,6 +45,7 @@ class Gated(msgspec.Struct, frozen=True):
         """The `ready` run played in the runner's `context` for the `event` (Interrupted when a
         signal stops it), then reviewed."""
         display, provenance = Logged(self.log, context), context.provenance(event)
+        Startup().settled()
         try:
             with self.log.untrusted():
                 return ready.played(display, Signals(), self.looked.baseline, provenance)
