@@ -37,4 +37,4 @@ def test_a_run_ended_quickly_leaves_its_files_and_its_output_whole(tmp_path: Pat
     assert (folder / "report.html").read_text().rstrip().endswith("</html>")
     assert (tmp_path / "junit.xml").read_text().rstrip().endswith("</testsuite>")
     assert len((folder / "attempts.jsonl").read_text().splitlines()) == 12
-    assert done.stdout.rstrip().endswith("report.html")
+    assert done.stdout.rstrip().endswith("convy: wrote junit.xml")
