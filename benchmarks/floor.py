@@ -1,6 +1,8 @@
-"""The standard-library floor (workload 7): `python benchmarks/floor.py AGENT_URL MODELS_URL A T C`
-makes the requests convy makes for A attempts of T turns, C conversations at once, with the standard
-library alone, so its start-up, CPU and memory are what any Python program must spend on them."""
+"""The standard-library floor (workload 7): `python benchmarks/floor.py AGENT_URL MODELS_URL A T C
+[--first-alone]` makes the requests convy makes for A attempts of T turns, C conversations at once,
+with the standard library alone, so its start-up, CPU and memory are what any Python program must
+spend on them. With `--first-alone` it also keeps convy's rule for a setup mistake: the run's first
+agent request goes alone, the other conversations start once it was answered."""
 
 from __future__ import annotations
 
@@ -16,7 +18,11 @@ class StdlibFloor:
     else a new one) and the json module. Measured as a whole process from outside, as convy is
     (workload 7): what any Python program must spend to make these requests."""
 
-    def __init__(self, agent: str, models: str, attempts: int, turns: int, concurrency: int) -> None:
+    def __init__(
+        self, agent: str, models: str, attempts: int, turns: int, concurrency: int, first_alone: bool = False
+    ) -> None:
+        self._first_alone = first_alone
+        self._answered = asyncio.Event()
         self._agent = agent
         self._models = models
         self._attempts = attempts
@@ -45,14 +51,17 @@ class StdlibFloor:
         idle.append((reader, writer))
         return str(answer["choices"][0]["message"]["content"])
 
-    async def conversation(self, room: asyncio.Semaphore) -> None:
+    async def conversation(self, room: asyncio.Semaphore, first: bool) -> None:
         brief = {"role": "system", "content": "You are a customer of an online shop. " * 20}
+        if self._first_alone and not first:
+            await self._answered.wait()
         async with room:
             dialogue: list[dict[str, str]] = []
             for _ in range(self._turns):
                 said = await self.post(self._models, {"model": "bench", "messages": [brief, *dialogue]})
                 dialogue.append({"role": "user", "content": said})
                 answer = await self.post(self._agent, {"model": "bench", "messages": dialogue})
+                self._answered.set()
                 dialogue.append({"role": "assistant", "content": answer})
         transcript = "\n".join(m["content"] for m in dialogue)
         await self.post(
@@ -61,7 +70,7 @@ class StdlibFloor:
 
     async def played(self) -> None:
         room = asyncio.Semaphore(self._concurrency)
-        await asyncio.gather(*(self.conversation(room) for _ in range(self._attempts)))
+        await asyncio.gather(*(self.conversation(room, i == 0) for i in range(self._attempts)))
         for idle in self._idle.values():
             for _, writer in idle:
                 writer.close()
@@ -72,4 +81,5 @@ class StdlibFloor:
 
 if __name__ == "__main__":
     agent, models, attempts, turns, concurrency = sys.argv[1:6]
-    StdlibFloor(agent, models, int(attempts), int(turns), int(concurrency)).run()
+    alone = sys.argv[6:] == ["--first-alone"]
+    StdlibFloor(agent, models, int(attempts), int(turns), int(concurrency), alone).run()

@@ -440,9 +440,13 @@ class Beside:
         self.runs = runs
         self.before = before
 
+    HELD = "held"
+    """The floor that holds the other conversations until the first agent request was answered, as
+    convy does (a setup mistake plays one attempt): what that rule itself costs."""
+
     def players(self) -> list[tuple[str, str | None]]:
-        """(name, convy's sources on PYTHONPATH: "" this one, None the floor)."""
-        found: list[tuple[str, str | None]] = [("floor", None)]
+        """(name, convy's sources on PYTHONPATH: "" this one, None the floor, HELD the held floor)."""
+        found: list[tuple[str, str | None]] = [("floor", None), ("held", self.HELD)]
         if self.before:
             found.append(("before", str(Path(self.before).resolve())))
         return [*found, ("convy", "")]
@@ -450,9 +454,9 @@ class Beside:
     def measured(self, servers: LatencyServers, folder: Path, attempts: int, source: str | None) -> Measured:
         play = Play(self.number, attempts, self.TURNS, servers.latency, self.AT_ONCE)
         environ = dict(Child.environ)
-        if source:
+        if source and source != self.HELD:
             environ["PYTHONPATH"] = source
-        if source is None:
+        if source is None or source == self.HELD:
             command = [
                 sys.executable,
                 str(HERE / "floor.py"),
@@ -461,6 +465,7 @@ class Beside:
                 str(attempts),
                 str(self.TURNS),
                 str(self.AT_ONCE),
+                *(["--first-alone"] if source == self.HELD else []),
             ]
         else:
             project = BenchProject(folder / "project", 10, self.TURNS).write().folder
@@ -546,5 +551,6 @@ class Beside:
             vs_floor=mine["cpu_ms"] / floor["cpu_ms"],
             floor_ratio=floor["ratio"],
             floor_cpu_ms=floor["cpu_ms"],
+            held_ratio=figures["held"]["ratio"],
         )
         return row

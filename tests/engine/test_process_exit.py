@@ -15,7 +15,7 @@ import gc
 from convy.tools import Startup
 before = gc.get_freeze_count()
 Startup().settled()
-print(before, gc.get_freeze_count(), gc.isenabled())
+print(before, gc.get_freeze_count(), gc.isenabled(), gc.get_threshold()[0])
 Startup().ending()
 print(gc.isenabled())
 """
@@ -25,8 +25,9 @@ def test_settled_freezes_what_the_process_holds_and_ending_stops_the_collector()
     done = subprocess.run([sys.executable, "-c", SETTLED], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     first, second = done.stdout.splitlines()
-    before, frozen, enabled = first.split()
+    before, frozen, enabled, threshold = first.split()
     assert int(before) == 0 and int(frozen) > 1000 and enabled == "True"
+    assert threshold == "10000"
     assert second == "False"
 
 

@@ -1,21 +1,71 @@
-"""httpx's client as convy uses it over its own transport (decision 59): a cookie jar read only
-when an answer sets cookies, and URLs given as text parsed once a process."""
+"""httpx's client as convy uses it over its own transport (decisions 59 and 60): a cookie jar read
+only when an answer sets cookies, a request handed straight to the transport when nothing of the
+client's own would act on it, and URLs given as text parsed once a process."""
 
 from __future__ import annotations
 
+import logging
+import urllib.request
 from typing import Any
 
 import httpx
 
+from convy.play.kept import KeptTransport
+
+LOGGED = logging.getLogger("httpx")
+"""httpx's own logger: a request it would log (INFO) goes the client's whole way."""
+
 
 class KeptClient(httpx.AsyncClient):
-    """httpx's client, whose cookie jar (SetCookies) reads an answer's cookies only when it sets
-    some: httpx hands every answer to the standard library's cookie jar through adapters of its
-    own, about a third of its work per request."""
+    """httpx's client over a KeptTransport, whose cookie jar (SetCookies) reads an answer's cookies
+    only when it sets some (httpx hands every answer to the standard library's cookie jar through
+    adapters of its own, about a third of its work per request), and which sends a request straight
+    to its transport when none of its own steps would act on it (`send`)."""
 
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(**settings)
+    def __init__(self, *, transport: KeptTransport, **settings: Any) -> None:
+        super().__init__(transport=transport, **settings)
         self._jar = SetCookies(settings.get("cookies"))
+        self._kept = transport
+        self._straight = settings.get("trust_env", True) is False or not urllib.request.getproxies()
+        """No proxy in the environment: every URL goes to the transport given."""
+
+    async def send(
+        self,
+        request: httpx.Request,
+        *,
+        stream: bool = False,
+        auth: Any = httpx.USE_CLIENT_DEFAULT,
+        follow_redirects: Any = httpx.USE_CLIENT_DEFAULT,
+    ) -> httpx.Response:
+        """`request` sent as httpx's client sends it: its answer read whole unless `stream`, its
+        cookies kept. When none of the client's own steps would act on it — no proxy in the
+        environment, no auth (nor a user in the URL), no event hooks, redirects not followed, no
+        log of httpx's shown — it goes straight to the transport, without the client's layers of
+        auth, redirect and hook handling (about a fifth of convy's CPU per request); otherwise the
+        client's whole way."""
+        if not (
+            self._straight
+            and auth is httpx.USE_CLIENT_DEFAULT
+            and follow_redirects is not True
+            and not (follow_redirects is httpx.USE_CLIENT_DEFAULT and self.follow_redirects)
+            and self.auth is None
+            and not request.url.userinfo
+            and not any(self.event_hooks.values())
+            and not self.is_closed
+            and not LOGGED.isEnabledFor(logging.INFO)
+        ):
+            return await super().send(request, stream=stream, auth=auth, follow_redirects=follow_redirects)
+        request.extensions.setdefault("timeout", self.timeout.as_dict())
+        response = await self._kept.handle_async_request(request)
+        response.request = request
+        try:
+            self.cookies.extract_cookies(response)
+            if not stream:
+                await response.aread()
+        except BaseException:
+            await response.aclose()
+            raise
+        return response
 
     @property
     def cookies(self) -> httpx.Cookies:
