@@ -36,6 +36,7 @@ class Command:
 
     def __init__(self, argv: Sequence[str], environ: dict[str, str], out: TextIO, err: TextIO) -> None:
         self._argv = argv
+        self._named = argv[0] if argv and not argv[0].startswith("-") else ""
         self._environ = environ
         self._console = Console(out, err)
 
@@ -79,7 +80,7 @@ class Command:
         run.add_argument(
             "--demo", action="store_true", help="play the bundled example against a built-in demo agent"
         )
-        Flags(SETTING_NAMES).add_to(run)
+        self.settings(SETTING_NAMES, run, "run")
         run.add_argument(
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
@@ -92,7 +93,7 @@ class Command:
         )
         resume.add_argument("run_folder", metavar="RUN", help="the run folder to finish")
         resume.add_argument("--demo", action="store_true", help="the run was a demo run")
-        Flags(SETTING_NAMES).add_to(resume)
+        self.settings(SETTING_NAMES, resume, "resume")
         report = command(
             "report",
             "write report.html for runs, and results/index.html",
@@ -102,7 +103,7 @@ class Command:
         report.add_argument(
             "runs", nargs="*", metavar="RUN", help="run folders (default: every run under results/)"
         )
-        Flags(PAGES).add_to(report)
+        self.settings(PAGES, report, "report")
         compare = command(
             "compare",
             "compare a run with a baseline run and gate it",
@@ -112,7 +113,7 @@ class Command:
         )
         compare.add_argument("run_folder", metavar="RUN", help="the run folder to gate")
         compare.add_argument("baseline", metavar="BASELINE", help="the run folder to compare it with")
-        Flags(REVIEW).add_to(compare)
+        self.settings(REVIEW, compare, "compare")
         merge = command(
             "merge",
             "merge the runs of a run's shards (`--shard k/n`) into one run folder, and gate it",
@@ -125,7 +126,7 @@ class Command:
         merge.add_argument(
             "--baseline", default="", metavar="RUN", help="a run folder to compare with and gate against"
         )
-        Flags(REVIEW).add_to(merge)
+        self.settings(REVIEW, merge, "merge")
         estimate = command(
             "estimate",
             "the run's expected model calls, tokens and cost, from a baseline; no request",
@@ -133,7 +134,7 @@ class Command:
             "figures: attempts, model calls, tokens and cost. It sends no request.",
             WRITE_EXITS,
         )
-        Flags(SETTING_NAMES).add_to(estimate)
+        self.settings(SETTING_NAMES, estimate, "estimate")
         estimate.add_argument("--baseline", default="", metavar="RUN", help="a run folder of the project")
         export = command(
             "export",
@@ -166,7 +167,7 @@ class Command:
         calibrate.add_argument(
             "--demo", action="store_true", help="calibrate the demo's scripted judge on the demo's labels"
         )
-        Flags(CALIBRATE).add_to(calibrate)
+        self.settings(CALIBRATE, calibrate, "calibrate")
         redteam = command(
             "redteam",
             "write attack scenarios from the red-team catalogue, or keep a run's successful attacks",
@@ -195,7 +196,7 @@ class Command:
         redteam.add_argument(
             "--keep", default="", metavar="RUN", help="a run folder whose successful attacks to keep"
         )
-        Flags(REDTEAM).add_to(redteam)
+        self.settings(REDTEAM, redteam, "redteam")
         label = command(
             "label",
             "label a run's judged attempts by hand in a terminal, blind to the judge, into labels/",
@@ -217,7 +218,7 @@ class Command:
         label.add_argument(
             "--to", default="", metavar="FILE", help="the labels file (default: labels/<run id>.yaml)"
         )
-        Flags(LABEL).add_to(label)
+        self.settings(LABEL, label, "label")
         draft = command(
             "draft",
             "write scenarios from recorded conversations (traces, logs, chat logs, run folders)",
@@ -259,8 +260,15 @@ class Command:
             metavar="NAME",
             help="the Phoenix project (with --phoenix)",
         )
-        Flags(DRAFT).add_to(draft)
+        self.settings(DRAFT, draft, "draft")
         return parser
+
+    def settings(self, names: tuple[str, ...], parser: argparse.ArgumentParser, name: str) -> None:
+        """The settings' options on the subcommand `name`: only on the one the command line names
+        (making every subcommand's options costs milliseconds of each start), on all when it names
+        none."""
+        if self._named in ("", name):
+            Flags(names).add_to(parser)
 
     def exit_code(self) -> int:
         arguments = self.parser().parse_args(self._argv)

@@ -22,6 +22,9 @@ class Prefetch(msgspec.Struct, frozen=True):
         "convy.draw.markdown",
         "convy.draw.console",
         "convy.draw.report",
+        "importlib.resources.readers",  # what the pages' style and script are read through
+        "importlib.readers",
+        "encodings.utf_16_le",  # how a comment's length is counted, as GitHub counts it
     )
 
     def start(self) -> threading.Thread:

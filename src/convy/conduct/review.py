@@ -64,10 +64,10 @@ class Reviewed(msgspec.Struct, frozen=True, kw_only=True):
     def tested(self, folder: Path = Path()) -> tuple[Path, ...]:
         """Write the JUnit XML file where `junit` says, from the working `folder` (its folders made);
         nothing when `junit` is empty."""
-        from convy.draw.junit import JUnitXml
-
         if not self.junit:
             return ()
+        from convy.draw.junit import JUnitXml  # the XML writer, imported only when one is asked for
+
         path = folder / self.junit
         path.parent.mkdir(parents=True, exist_ok=True)
         AtomicFile(path).write_text(JUnitXml(comparison=self.comparison, decision=self.decision).text())

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import secrets
+import random
 import time
+import uuid
 from collections.abc import Iterator
 
 import msgspec
@@ -87,15 +88,28 @@ class TraceContext:
 
 
 class NewId(msgspec.Struct, frozen=True):
-    """A random W3C id of `size` bytes as lowercase hex, never all zeros (which W3C forbids)."""
+    """A random W3C id of `size` bytes as lowercase hex, never all zeros (which W3C forbids); drawn
+    as OpenTelemetry's SDK draws them (`random.getrandbits`: an id must be unique, not secret, and
+    one per request from the system's entropy cost a system call each)."""
 
     size: int
 
     def hex(self) -> str:
         while True:
-            made = secrets.token_hex(self.size)
-            if made.strip("0"):
-                return made
+            made = random.getrandbits(8 * self.size)
+            if made:
+                return f"{made:0{2 * self.size}x}"
+
+
+class MessageIds:
+    """The ids a conversation's messages carry (A2A's and AG-UI's `messageId`): version 4 UUIDs,
+    drawn with `random` (unique, not secret: the system's entropy costs a system call each)."""
+
+    def fresh(self) -> str:
+        return str(uuid.UUID(int=random.getrandbits(128), version=4))
+
+
+MESSAGE_IDS = MessageIds()
 
 
 NO_TRACE = TraceContext()
@@ -104,4 +118,3 @@ NO_TRACE = TraceContext()
 TRACE: contextvars.ContextVar[TraceContext] = contextvars.ContextVar("convy_trace", default=NO_TRACE)
 """The trace of the attempt being played in this task; NO_TRACE outside an attempt (the agent
 card, the version URL)."""
-

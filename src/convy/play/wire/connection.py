@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ssl
 import time
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Self
@@ -28,7 +27,7 @@ from convy.play.errorbody import ErrorBody, Masked
 from convy.play.keptclient import ADDRESSES
 from convy.play.outcome import SpanKind
 from convy.play.placeholders import Placeholders
-from convy.play.trace import TraceContext
+from convy.play.trace import MESSAGE_IDS, TraceContext
 from convy.play.unreached import ConnectProblem
 from convy.play.wire.dialect import Ask, Pending, Resend
 from convy.play.wire.encoding import Encoded
@@ -175,7 +174,7 @@ class JsonConnection:
         if self._client is None:
             raise RuntimeError("open the conversation with `async with` before its first turn")
         asked = Message(role="user", content=text)
-        self._asked = self._asked or str(uuid.uuid4())
+        self._asked = self._asked or MESSAGE_IDS.fresh()
         ask = Ask(
             dialogue=(*self._history, asked),
             message=text,
@@ -203,7 +202,7 @@ class JsonConnection:
             if isinstance(found, str | int) and not isinstance(found, bool):
                 self._session = str(found)
         self._history += [asked, Message(role="assistant", content=answer.text)]
-        self._ids += [self._asked, str(uuid.uuid4())]
+        self._ids += [self._asked, MESSAGE_IDS.fresh()]
         self._asked = ""
         self._carry = reply.carry or self._carry
         return answer
