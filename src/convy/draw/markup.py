@@ -11,7 +11,7 @@ import html
 
 import msgspec
 
-from convy.draw.untrusted import Untrusted
+from convy.draw.untrusted import CLEANER
 
 VOID = frozenset({"br", "hr", "input", "meta", "link"})
 """HTML elements without content or end tag."""
@@ -41,14 +41,16 @@ class Tag(msgspec.Struct, frozen=True):
             return Html(start)
         # one join of the start, the children and the end: a page's text is copied once a level
         parts = [start]
+        escape, cleaned = html.escape, CLEANER.cleaned
         parts.extend(
-            child if isinstance(child, Html) else html.escape(Untrusted(text=child).page(), quote=False)
-            for child in children
+            child if isinstance(child, Html) else escape(cleaned(child), quote=False) for child in children
         )
         parts.append(f"</{self.name}>")
         return Html("".join(parts))
 
     def written(self) -> str:
+        if not self.attributes:
+            return ""
         parts = []
         for name, value in self.attributes.items():
             if value is None or value is False:
@@ -58,8 +60,35 @@ class Tag(msgspec.Struct, frozen=True):
             elif isinstance(value, float):
                 parts.append(f' {name}="{value:.6g}"')
             else:
-                parts.append(f' {name}="{html.escape(Untrusted(text=str(value)).page())}"')
+                parts.append(f' {name}="{ATTRIBUTES.escaped(str(value))}"')
         return "".join(parts)
+
+
+class Attributes:
+    """Attribute values escaped, a short value escaped once (a page's class names repeat by the
+    thousand); at most `most` kept, the oldest forgotten first."""
+
+    SHORT = 100
+    """The longest value kept (class names, ids): a longer one is escaped each time."""
+
+    def __init__(self, most: int = 4096) -> None:
+        self._most = most
+        self._escaped: dict[str, str] = {}
+
+    def escaped(self, value: str) -> str:
+        found = self._escaped.get(value)
+        if found is None:
+            found = html.escape(CLEANER.cleaned(value))
+            if len(value) > self.SHORT:
+                return found
+            if len(self._escaped) >= self._most:
+                del self._escaped[next(iter(self._escaped))]
+            self._escaped[value] = found
+        return found
+
+
+ATTRIBUTES = Attributes()
+"""The attribute values of the pages this process draws."""
 
 
 class Pill(msgspec.Struct, frozen=True, kw_only=True):
