@@ -139,7 +139,7 @@ class Benchmark:
             (
                 "7",
                 lambda: Beside(
-                    "7", 10 if quick else 40, 20 if quick else 200, 1 if quick else 3, self._before
+                    "7", 10 if quick else 40, 20 if quick else 200, 1 if quick else 5, self._before
                 ).row(),
             ),
         ]
