@@ -141,3 +141,13 @@ def test_a_misspelt_flag_of_draft_is_refused_by_draft_with_the_nearest_flag(tmp_
     first = done.stderr.splitlines()[0]
     assert first == "convy draft: error: --claims is not a flag of convy draft: did you mean --claim?"
     assert "usage: convy draft " in done.stderr
+
+
+def test_a_value_not_allowed_lists_the_allowed_values_and_never_an_empty_one(tmp_path: Path) -> None:
+    done = convy("run", "--agent-url", "http://127.0.0.1:9/", "--agent-protocol", "bogus", cwd=tmp_path)
+    assert done.returncode == 2
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.endswith(
+        "agent-protocol (--agent-protocol): must be one of a2a, ag-ui, openai-chat, openai-responses, "
+        "template, vercel-ai"
+    ), said

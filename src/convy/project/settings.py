@@ -203,13 +203,12 @@ class Setting(msgspec.Struct, frozen=True):
             case msgspec.inspect.BoolType():
                 return "true or false"
             case msgspec.inspect.LiteralType(values=values):
-                return "one of " + ", ".join(str(value) for value in values)
+                # an empty value (left unset) is allowed but not one to name
+                return "one of " + ", ".join(str(value) for value in values if value != "")
             case msgspec.inspect.IntType(ge=ge, gt=gt, le=le, lt=lt):
                 return Bounds(ge, gt, le, lt).phrase("a whole number")
             case msgspec.inspect.FloatType(ge=ge, gt=gt, le=le, lt=lt):
                 return Bounds(ge, gt, le, lt).phrase("a number")
-            case msgspec.inspect.LiteralType(values=values):
-                return "one of " + ", ".join(str(value) for value in values)
             case _:
                 return "text"
 
