@@ -34,7 +34,7 @@ with no change at all).
 configuration of GRID (10 to 50 scenarios, one rate or a mixture) and for fixed repeat 3 and staged
 1 → 3 → 9, the printed pass rate's bias against the true rate (the mean of the scenarios' rates), how
 often its 95% interval holds the true rate, how often min-pass-rate 0.5 fails, pass^3's bias against
-the mean of the rates cubed, and the attempts per scenario (DESIGN §15.3); and staged play as a run
+the mean of the rates cubed, and the attempts per scenario (docs/gate.md); and staged play as a run
 with a floor plays it, stages from `repeat` (3 → 9, decision 28), whose floor column is the one a
 run with min-pass-rate gets."""
 
@@ -337,7 +337,7 @@ GRID: tuple[tuple[str, tuple[float, ...]], ...] = (
     ("25 at 0.95, 25 at 0.1", (0.95,) * 25 + (0.1,) * 25),
     ("20 from 0.025 to 0.975", tuple((i + 0.5) / 20 for i in range(20))),
 )
-"""The honest pass rate's grid (decision 28, DESIGN §15.3): every scenario at one rate, 10 to 50
+"""The honest pass rate's grid (decision 28, docs/gate.md): every scenario at one rate, 10 to 50
 scenarios, and mixtures of easy and hard ones. The true pass rate is the mean of the rates."""
 
 

@@ -1,8 +1,9 @@
-"""House rules, checked on the source (seed 000's rules as adapted in DESIGN §9)."""
+"""House rules, checked on the source (ARCHITECTURE.md and docs/decisions say why)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -335,3 +336,24 @@ def test_every_exception_of_the_action_derives_from_its_one_base_and_is_in_its_t
             if ours and not (issubclass(cls, ActionError) and drawn):
                 strays.append(f"{name}:{cls_name}")
     assert strays == []
+
+
+def test_no_file_cites_the_design_file() -> None:
+    """Code and tests cite what users have: a page of docs/ or a decision of docs/decisions, never the
+    internal design file (its name built from parts here, so this test does not cite it)."""
+    word = re.compile(r"\b" + "DES" + "IGN" + r"\b")
+    root = SRC.parent
+    files = [
+        *SRC.rglob("*.py"),
+        *(root / "tests").rglob("*.py"),
+        *(root / "benchmarks").rglob("*.py"),
+        *(root / "benchmarks").rglob("*.md"),
+    ]
+    citing = [
+        f"{path.relative_to(root)}:{number}"
+        for path in sorted(files)
+        if "node_modules" not in path.parts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if word.search(line)
+    ]
+    assert citing == []

@@ -1,4 +1,4 @@
-"""The Judge line offline (DESIGN §15.1): the action's `--dry-run --demo` and `convy run --demo`
+"""The Judge line offline (docs/judge.md): the action's `--dry-run --demo` and `convy run --demo`
 calibrate the demo's scripted judge on the demo's labels before the first attempt and show the line
 under the verdict, κ recomputed here from the labels' calibration.jsonl; the `labels` input
 (INPUT_LABELS) turns it off."""

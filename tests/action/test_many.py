@@ -1,4 +1,4 @@
-"""Many jobs, one verdict (DESIGN §13.4) against the local GitHub: matrix legs kept apart by
+"""Many jobs, one verdict (docs/action.md) against the local GitHub: matrix legs kept apart by
 `comment-key`, `comment-when` holding back a new comment (never an update)."""
 
 from __future__ import annotations

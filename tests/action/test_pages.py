@@ -1,4 +1,4 @@
-"""Links that open (DESIGN §14.3): the run's report.html and comparison.html are also uploaded as
+"""Links that open (docs/action.md): the run's report.html and comparison.html are also uploaded as
 single, unzipped artifacts named `<artifact-name>-report.html` and `-comparison.html` (version 7,
 `text/html`, the file's bytes as they are), and the comment links to them with absolute URLs —
 never a relative one. Where the service refuses the single-file upload, the links go to the run's

@@ -1,4 +1,4 @@
-"""A pin that works (DESIGN §14.3, §16.4): every `uses: convy/action@<sha>` in the README, the docs
+"""A pin that works (docs/action.md): every `uses: convy/action@<sha>` in the README, the docs
 and the workflow `convy init` writes names a commit of this repository whose action.yml has every
 input that workflow gives the action, every input of the documented input tables, and every
 `agent-protocol` value they list — checked against the repository's history, so a recipe never pins

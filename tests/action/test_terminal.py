@@ -1,4 +1,4 @@
-"""Nothing secret on a terminal (DESIGN §14.3): outside GitHub Actions a dry run writes no workflow
+"""Nothing secret on a terminal (docs/security.md): outside GitHub Actions a dry run writes no workflow
 command — no `::add-mask::` (which would print the very key it hides), no `::group::`, no
 `::stop-commands::` — while under GitHub Actions it masks the key before anything else."""
 

@@ -1,4 +1,4 @@
-"""The gate of DESIGN §13.2 where the action runs it: an agent whose answers convy cannot read fails
+"""The gate (docs/gate.md) where the action runs it: an agent whose answers convy cannot read fails
 the job on max-failed on its first run (no baseline), naming the reason in the comment and the log;
 the `max-failed` input is read; fail-fast stops the run."""
 

@@ -115,7 +115,7 @@ def test_the_actions_are_the_current_majors_and_the_action_is_this_release() -> 
 def test_the_template_runs_once_per_pull_request_on_the_default_branch_and_skips_forks() -> None:
     workflow = loaded(TEMPLATE.read_text())
     triggers = workflow[True]  # YAML reads the key `on` as true
-    # pushes to the default branch only (DESIGN §14.3): `convy init` writes the repository's
+    # pushes to the default branch only (docs/action.md): `convy init` writes the repository's
     assert set(triggers) == {"push", "pull_request"} and triggers["push"]["branches"] == ["main"]
     concurrency = workflow["concurrency"]
     assert "github.event.pull_request.number" in concurrency["group"]

@@ -1,4 +1,4 @@
-"""The pages on a phone and with scripts blocked (DESIGN §14.3): at 400 px no table or other element
+"""The pages on a phone and with scripts blocked (docs/comment.md): at 400 px no table or other element
 of report.html, comparison.html or index.html is wider than the screen (a wide table is one card per
 row), chart labels are at least 11 px, and with JavaScript blocked a link to
 `report.html#scenario-…` shows that scenario's attempts, claims and transcript."""

@@ -1,4 +1,4 @@
-"""The A2A dialect (DESIGN §14.1) against a real agent made of the official a2a-sdk's server classes
+"""The A2A dialect (docs/agents.md) against a real agent made of the official a2a-sdk's server classes
 (tests/servers/a2a_agent.py): both wire forms — 1.0, and 0.3 through the SDK's compatibility layer —
 whole and streamed; Messages, Tasks with chunked artifacts and interim status messages, failed and
 rejected tasks, input-required, JSON-RPC errors; the version named by the agent card, or learned

@@ -1,4 +1,4 @@
-"""An agent URL with `user:password@` (DESIGN §8, §14.3): httpx sends the pair as HTTP Basic
+"""An agent URL with `user:password@` (docs/security.md, decision 50): httpx sends the pair as HTTP Basic
 credentials; an agent whose error echoes the request's headers must not get the password, the pair
 or its base64 form into attempts.jsonl, the report or the console."""
 

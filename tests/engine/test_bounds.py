@@ -1,4 +1,4 @@
-"""Bounds on what a user file may ask (DESIGN §14.3): a dialogue has at most 200 agent answers,
+"""Bounds on what a user file may ask (docs/settings.md, max-turns): a dialogue has at most 200 agent answers,
 whether the scenario's `max_turns` or the `max-turns` setting asks for more."""
 
 from __future__ import annotations

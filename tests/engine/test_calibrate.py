@@ -1,4 +1,4 @@
-"""Labels and `convy calibrate` (DESIGN §15.1), end to end: label files read (stale decisions
+"""Labels and `convy calibrate` (docs/labels.md), end to end: label files read (stale decisions
 counted, malformed ones exit 2 with file:line before any request), the judge's figures recomputed
 here from the scripted judge's known decisions, earlier decisions reused with no judge call, and
 the demo calibrated offline."""

@@ -1,4 +1,4 @@
-"""`convy calibrate` (DESIGN §15.1) on labels chosen at failing ones (counted in the disagreements
+"""`convy calibrate` (docs/labels.md) on labels chosen at failing ones (counted in the disagreements
 and per claim, never in the overall figures, sensitivity and specificity), and the judge's decisions
 reused from a run folder's calibration.jsonl and from a baseline's, with no judge call."""
 

@@ -1,5 +1,5 @@
 """Every request convy sends to a model renders under public chat templates of popular open models,
-with nothing dropped (DESIGN §13.1). The templates are in tests/data/chat_templates (see SOURCES.md
+with nothing dropped (docs/models.md). The templates are in tests/data/chat_templates (see SOURCES.md
 there); they are rendered as transformers' `apply_chat_template` renders them (and vLLM, TGI and
 llama.cpp's `--jinja` mimic it): a sandboxed, immutable jinja2 environment with `trim_blocks`,
 `lstrip_blocks` and loop controls, `raise_exception`, `strftime_now`, a `tojson` that keeps

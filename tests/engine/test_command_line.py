@@ -1,4 +1,4 @@
-"""The command line (DESIGN §15.2): an unknown or misspelt flag is refused by the subcommand it was
+"""The command line (decision 38): an unknown or misspelt flag is refused by the subcommand it was
 given to, with that subcommand's usage and the nearest flag, exit 2; no flag is taken by an
 abbreviation; every subcommand's --help has a description, its exit codes and each default once."""
 

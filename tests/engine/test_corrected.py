@@ -1,4 +1,4 @@
-"""The pass rate corrected for the judge (DESIGN §15.1), figure by figure: the formula computed here
+"""The pass rate corrected for the judge (docs/judge.md), figure by figure: the formula computed here
 from the counts (checks deterministic, not corrected), clipped to [0, 1], an interval that always
 contains the estimate and is the same for the same run, and why it is not shown."""
 

@@ -1,7 +1,6 @@
-"""The failing example of the docs' comment page is one command (DESIGN §14.3): agent-answer (and
-agent-body) given without agent-url say over the agent file's — `--demo --agent-answer
-reply.message` plays the demo's bot reading a path its answers do not have, and the gate fails on
-it."""
+"""The failing example of docs/comment.md is one command: agent-answer (and agent-body) given
+without agent-url say over the agent file's — `--demo --agent-answer reply.message` plays the demo's
+bot reading a path its answers do not have, and the gate fails on it."""
 
 from __future__ import annotations
 

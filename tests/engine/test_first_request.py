@@ -1,4 +1,4 @@
-"""One attempt finds a setup mistake (DESIGN §15.2): the run's first agent request goes alone, so a
+"""One attempt finds a setup mistake (docs/gate.md): the run's first agent request goes alone, so a
 closed port, a 404 or a 401 plays one attempt however wide the concurrency, and `fail-fast: false`
 turns off every early stop, the setup-mistake stop included. A wrong answer path names the setting
 to check, lists the answer's top-level keys, says "did you mean …?" where a path is close, and the

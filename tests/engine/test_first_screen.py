@@ -1,4 +1,4 @@
-"""The failing pull request's first screen (DESIGN §15.2): what failed comes before the first
+"""The failing pull request's first screen (docs/comment.md): what failed comes before the first
 collapsed section whatever rule decided, worst first, at most 5 then "and N more"; a scenario that
 fell under a significant pooled drop is never "within noise"; the words; every table of the comment
 within a phone's column (a wider one drawn as a list)."""

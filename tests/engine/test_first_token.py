@@ -1,4 +1,4 @@
-"""Time to first token (DESIGN §14.1): each streamed turn records `first`; the summary keeps their
+"""Time to first token (docs/agents.md): each streamed turn records `first`; the summary keeps their
 spread, the comment's metrics and the report's tiles show the median — and say nothing of it when
 no turn was streamed (an unknown figure is never drawn as 0)."""
 

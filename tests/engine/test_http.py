@@ -1,6 +1,6 @@
 """JsonAgent against a real local agent that misbehaves on request (tests/servers/agents.py):
 answers, body templates, tokens and steps, one kept connection per conversation, and every fault
-of DESIGN §4 — Busy for 429/503 (a retry sends the message once), AgentFailure for the rest."""
+docs/agents.md names — Busy for 429/503 (a retry sends the message once), AgentFailure for the rest."""
 
 from __future__ import annotations
 

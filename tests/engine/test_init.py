@@ -1,4 +1,4 @@
-"""`convy init` (DESIGN §14.3): it writes a `.gitignore` with `results/` (or adds the line to one
+"""`convy init` (docs/action.md): it writes a `.gitignore` with `results/` (or adds the line to one
 that is there, the one file it may change), and its workflow runs `push` on the default branch
 only — the repository's, when git knows it — so a feature branch's push runs nothing."""
 

@@ -1,4 +1,4 @@
-"""judge-key (DESIGN §14.3): model-key goes to the judge only when judge-url is unset or on the same
+"""judge-key (docs/security.md): model-key goes to the judge only when judge-url is unset or on the same
 origin as model-url; a judge on another host without its own key is exit 2 before any request, so a
 key is never sent to another provider's host."""
 

@@ -1,4 +1,4 @@
-"""The JUnit XML file (DESIGN §15.2, setting `junit`): written by `convy run`, `convy compare` and
+"""The JUnit XML file (docs/action.md, setting `junit`): written by `convy run`, `convy compare` and
 `convy merge`, one test suite (the agent) with one test case per scenario, a failure where the
 scenario regressed, fell or held in none of its judged attempts, skipped where it was not played, the
 pass rates and p as properties; valid against the common JUnit schema (tests/data/junit) and read

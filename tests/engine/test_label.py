@@ -1,4 +1,4 @@
-"""`convy label` (DESIGN §15.1) driven through a real pseudo-terminal: blind (the judge's reason is
+"""`convy label` (docs/labels.md) driven through a real pseudo-terminal: blind (the judge's reason is
 never on the screen before the person answered that claim), each answer in the labels file as it is
 given (the process killed mid-way loses none), no terminal on stdin is exit 2, a run's zip labelled
 like its folder, --failing asks failing attempts first and marks them, and a second session asks

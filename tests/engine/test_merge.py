@@ -1,4 +1,4 @@
-"""Shards and `convy merge` (DESIGN §13.4): the slice each shard plays, and merging shards' run
+"""Shards and `convy merge` (docs/action.md, decision 14): the slice each shard plays, and merging shards' run
 folders into one normal run — refused, naming the difference, when they do not make one run."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 do (OpenAI, vLLM, llama.cpp, LiteLLM): the structured-output chain learned once, max_tokens and
 temperature refused by name, the services' own words from every error-body shape, masking of 8+
 character secrets only, retries of 5xx/429/timeouts/connections within patience on a controllable
-clock, the busy hints, and give-ups that say how long was waited (DESIGN §13.1)."""
+clock, the busy hints, and give-ups that say how long was waited (docs/models.md)."""
 
 from __future__ import annotations
 

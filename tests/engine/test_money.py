@@ -1,4 +1,4 @@
-"""Cost in money, a budget and an estimate (DESIGN §14.2), end to end against real local servers:
+"""Cost in money, a budget and an estimate (docs/cost.md), end to end against real local servers:
 each attempt's cost worked out exactly from its tokens and the given prices, an unknown price never
 $0, the `prices` setting from each source, the budget stop, and an estimate that asks nothing."""
 

@@ -1,4 +1,4 @@
-"""Never green on nothing (DESIGN §14.3): an attempt whose simulated user finished before the agent
+"""Never green on nothing (docs/gate.md): an attempt whose simulated user finished before the agent
 was asked anything is not judged (`no_dialogue`, the user model's), and a run in which no judged
 attempt held fails (`nothing-held`) whatever the floor, with or without a baseline."""
 

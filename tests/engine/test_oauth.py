@@ -1,4 +1,4 @@
-"""OAuth2 client credentials (DESIGN §14.1, RFC 6749 §4.4) against a real ASGI token endpoint and
+"""OAuth2 client credentials (docs/agents.md, RFC 6749 §4.4) against a real ASGI token endpoint and
 agent (tests/servers/threads.py): one token fetched before any conversation and shared by all, sent
 with every request (a session's start and end too), renewed before it runs out and once after the
 agent refuses it (the turn then sent again), a refusal of the endpoint an exit 2 before any agent

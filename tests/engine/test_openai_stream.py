@@ -2,7 +2,7 @@
 (tests/servers/litellm_proxy.py): the answer assembled from the chunks it streams, the usage from
 the chunk that carries it (only sent when `stream_options.include_usage` was asked for), `model`
 sent (LiteLLM refuses a body without it, and its words are shown), tool-call pieces assembled into
-steps, a stream the proxy breaks, and the time to the first piece of text (DESIGN §14.1)."""
+steps, a stream the proxy breaks, and the time to the first piece of text (docs/agents.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A run sent to OpenTelemetry over OTLP/HTTP (DESIGN §14.4), received by an OTLP receiver of our
+"""A run sent to OpenTelemetry over OTLP/HTTP (docs/traces.md), received by an OTLP receiver of our
 own that decodes the protobuf with the official classes: one trace per attempt with the attempt's
 trace id, a root span per attempt, a child per agent request with the span id its traceparent
 carried, the user's and the judge's model calls with the GenAI attributes, each claim an event."""

@@ -1,4 +1,4 @@
-"""Paying once (DESIGN §14.2): a verdict reused when the whole transcript, the claims, the checks
+"""Paying once (docs/cost.md): a verdict reused when the whole transcript, the claims, the checks
 and the judge model are those of an attempt already judged (a baseline's, or an earlier one of the
 same run), and with `replay: user` the baseline's simulated user replayed while the agent answers
 as it did there. `convy run` against real local servers: an agent whose answers a test can change,

@@ -1,4 +1,4 @@
-"""Never replayed, never counted twice (DESIGN §13.3): a fresh conversation per play, the missing
+"""Never replayed, never counted twice (docs/run-folder.md): a fresh conversation per play, the missing
 attempts worked out under run.lock, runs killed at random moments and resumed, two resumes of one
 folder — with real processes against a real local agent that counts what it receives."""
 

@@ -1,4 +1,4 @@
-"""The openai-responses protocol (DESIGN §14.1), whole and streamed, against real servers:
+"""The openai-responses protocol (docs/agents.md), whole and streamed, against real servers:
 
 * the LiteLLM proxy (tests/servers/litellm_proxy.py): its `mock_response` answer, and its bridge
   from chat completions (plain and streamed, function calls, a stream its model breaks). Without a

@@ -1,4 +1,4 @@
-"""Every run calibrates (DESIGN §15.1), end to end against the agent and model stand-ins: with
+"""Every run calibrates (docs/judge.md), end to end against the agent and model stand-ins: with
 labels, the judge decides them before the first attempt (run.json `calibration`, the run folder's
 calibration.jsonl, the Judge line under the comment's verdict), a second run with nothing changed
 makes no calibration call (requests counted at the model server), the baseline's folder lends its

@@ -1,4 +1,4 @@
-"""The agent's own sessions (DESIGN §14.1) against a real ASGI agent with real cookies
+"""The agent's own sessions (docs/agents.md) against a real ASGI agent with real cookies
 (tests/servers/threads.py): a session started (its id from the answer's JSON or a header), `$session`
 filled in the turns' url, headers and body, the id read from the first answer instead, the session
 ended after the attempt (a failure only a warning), a start that fails failing the attempt — and

@@ -1,4 +1,4 @@
-"""Setup mistakes say so at once (DESIGN §14.3): the first attempt that cannot reach the agent, or
+"""Setup mistakes say so at once (docs/gate.md): the first attempt that cannot reach the agent, or
 that the agent refuses as such (401, 403, 404, 405), stops the run while no attempt has reached the
 agent's logic; the headline names the setting to check with the URL; those attempts are
 `not_delivered`, and `convy resume` plays them again once the setting is fixed, a later line

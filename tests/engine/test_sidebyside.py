@@ -1,4 +1,4 @@
-"""Why it changed (DESIGN §14.4): comparison.html shows, for a scenario that changed, a baseline
+"""Why it changed (docs/comment.md): comparison.html shows, for a scenario that changed, a baseline
 attempt beside one of this run — for a drop one that held beside one that did not, for a rise the
 reverse, each the lowest index that qualifies — turn by turn, the first turn whose answers differ
 marked, the changed words inside `<del>`/`<ins>`, each side's decision under it; none for a scenario

@@ -1,4 +1,4 @@
-"""The pass rate under staged play (decision 28, DESIGN §15.3): each scenario's estimate is exactly
+"""The pass rate under staged play (decision 28, docs/gate.md): each scenario's estimate is exactly
 unbiased at every rate — checked by enumerating every sequence of attempts of small designs, with
 the rule written out here again — pass^k too and counts every scenario, the interval holds the
 estimate, a fixed-repeat run sums up exactly as before, and the progress line says how many attempts

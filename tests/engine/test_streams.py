@@ -1,4 +1,4 @@
-"""Streamed answers of the template protocol (DESIGN §14.1) against a real ASGI agent
+"""Streamed answers of the template protocol (docs/agents.md) against a real ASGI agent
 (tests/servers/threads.py): SSE with named events or the name only in the data's `type` (Vercel AI
 SDK UI streams), LangGraph `values` snapshots (`join: last`) and `messages-tuple` chunks, NDJSON,
 plain text; the time to the first piece of text; a stream that breaks (`stream_broken`, never sent

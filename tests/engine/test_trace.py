@@ -1,4 +1,4 @@
-"""Trace context (DESIGN §14.4) against real agents: every request of an attempt — its session's
+"""Trace context (docs/traces.md) against real agents: every request of an attempt — its session's
 start, each turn, a turn sent again, its session's end; whole and streamed; template, A2A and the
 Responses API — carries a W3C `traceparent` with the attempt's trace id and a span id of its own,
 what the attempt line records; the agent card and the token endpoint never do; trace-context off,

@@ -1,4 +1,4 @@
-"""Trace links (DESIGN §14.4): `trace-url`, a URL template with `{trace_id}` and/or `{conversation}`,
+"""Trace links (docs/traces.md): `trace-url`, a URL template with `{trace_id}` and/or `{conversation}`,
 checked before anything runs (exit 2 naming the setting), filled URL-encoded for each attempt that
 has what it names; each attempt in report.html links to its trace, and so do the comment's attempts
 that did not hold. And the end to end: a real run whose every attempt line has the trace its

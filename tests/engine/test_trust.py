@@ -1,4 +1,4 @@
-"""A verdict a team can trust on its first real run (DESIGN §13.2): the gate's order with max-failed,
+"""A verdict a team can trust on its first real run (docs/gate.md): the gate's order with max-failed,
 exact arithmetic for the drop, the drop over exactly the scenarios the test uses, and the statuses
 regressed / lower / improved / higher / not played — over synthetic runs and end to end against the
 real local servers."""
@@ -169,7 +169,7 @@ def test_a_broken_agent_fails_convy_run_on_max_failed_end_to_end(tmp_path: Path)
     compared = convy("compare", str(folder), str(folder), cwd=tmp_path)
     assert compared.returncode == 1 and "Decided by max-failed" in compared.stdout
     allowed = convy("compare", str(folder), str(folder), "--max-failed", "1", cwd=tmp_path)
-    # with every failure allowed, a run in which nothing held still fails (DESIGN §14.3)
+    # with every failure allowed, a run in which nothing held still fails (docs/gate.md)
     assert allowed.returncode == 1, allowed.stdout + allowed.stderr
     assert "Decided by nothing-held" in allowed.stdout
 

@@ -1,4 +1,4 @@
-"""Votes and a panel (DESIGN §15.1), end to end against the agent and model stand-ins: `judge-votes`
+"""Votes and a panel (docs/judge.md), end to end against the agent and model stand-ins: `judge-votes`
 3 makes exactly three judge calls per attempt (the later ones at `vote-temperature`) and the
 majority decides; `failing` makes one call, and two more only where a claim failed; a panel's
 members are asked at their own servers with the keys their variables hold, never another's; every

@@ -1,4 +1,4 @@
-"""Counts said with their noun agreeing (DESIGN §14.3): "1 turn", "2 turns", never "1 turns"."""
+"""Counts said with their noun agreeing: "1 turn", "2 turns", never "1 turns"."""
 
 from __future__ import annotations
 
