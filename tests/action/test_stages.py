@@ -83,4 +83,3 @@ def test_the_ending_tells_what_became_of_the_folder() -> None:
         "convy: the run folder was not uploaded: a dry run uploads nothing",
         "::warning::the run folder was not uploaded: the upload failed: 500",
     ]
-

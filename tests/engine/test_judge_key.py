@@ -27,8 +27,17 @@ def test_a_judge_on_another_host_without_its_own_key_is_exit_2_before_any_reques
         ModelServer(lambda r: "x") as judge,
     ):
         done = convy(
-            "run", "--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key", KEY,
-            "--user-model", "m", f"--judge-url={judge.url}", cwd=project(tmp_path),
+            "run",
+            "--agent-url",
+            f"{agent.url}/ok",
+            "--model-url",
+            models.url,
+            "--model-key",
+            KEY,
+            "--user-model",
+            "m",
+            f"--judge-url={judge.url}",
+            cwd=project(tmp_path),
         )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "judge-key" in done.stderr
@@ -46,8 +55,20 @@ def test_a_judge_on_the_same_origin_takes_model_key(tmp_path: Path) -> None:
 
     with AgentServer() as agent, ModelServer(answer) as models:
         done = convy(
-            "run", "--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key", KEY,
-            "--user-model", "m", "--judge-model", "j", f"--judge-url={models.url}/", "--repeat", "1",
+            "run",
+            "--agent-url",
+            f"{agent.url}/ok",
+            "--model-url",
+            models.url,
+            "--model-key",
+            KEY,
+            "--user-model",
+            "m",
+            "--judge-model",
+            "j",
+            f"--judge-url={models.url}/",
+            "--repeat",
+            "1",
             cwd=project(tmp_path),
         )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -56,8 +56,18 @@ def test_users_who_all_finish_at_once_make_the_run_inconclusive_not_green(tmp_pa
     (tmp_path / "scenarios" / "hello.yaml").write_text(scenario)
     with AgentServer() as agent, ModelServer(lambda request: "FINISHED") as models:
         done = convy(
-            "run", "--agent-url", f"{agent.url}/ok", "--model-url", models.url, "--model-key",
-            "sk-test-key-123", "--user-model", "m", "--repeat", "2", cwd=tmp_path,
+            "run",
+            "--agent-url",
+            f"{agent.url}/ok",
+            "--model-url",
+            models.url,
+            "--model-key",
+            "sk-test-key-123",
+            "--user-model",
+            "m",
+            "--repeat",
+            "2",
+            cwd=tmp_path,
         )
     assert done.returncode == 3, done.stdout + done.stderr
     assert agent.requests == []

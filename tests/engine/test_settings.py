@@ -31,6 +31,7 @@ class Read(Sources, frozen=True):
     def settings(self) -> Settings:  # type: ignore[override]
         return super().settings(Settings)
 
+
 SECRET = "sk-live-5eCr3t-do-not-print"
 
 

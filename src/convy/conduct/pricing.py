@@ -27,9 +27,7 @@ class RunPrices(msgspec.Struct, frozen=True):
             user_url, judge_url = settings.model_url, settings.judge_url or settings.model_url
         model, url = self.agent.model()
         agent = (model, url) if model or url else (settings.agent_model, "")
-        pricing = book.pricing(
-            (self.models.user.name, user_url), (self.models.judge.name, judge_url), agent
-        )
+        pricing = book.pricing((self.models.user.name, user_url), (self.models.judge.name, judge_url), agent)
         urls = [m.url for m in settings.panel().members] or [""] * len(self.models.panel)
         members = [book.price(member.name, url) for member, url in zip(self.models.panel, urls, strict=False)]
         if any(price is None or price != pricing.judge for price in members):

@@ -48,7 +48,9 @@ class KappaText(msgspec.Struct, frozen=True, kw_only=True):
         interval = (
             f" ({self.number(self.low)}–{self.number(self.high)}{left})"
             if self.low is not None and self.high is not None
-            else f" ({left[2:]})" if left else ""
+            else f" ({left[2:]})"
+            if left
+            else ""
         )
         return f"κ {self.number(self.kappa)}{interval}"
 
@@ -92,9 +94,7 @@ class JudgeLine(msgspec.Struct, frozen=True):
         if corrected.value is None:
             return ""
         low, high = corrected.low, corrected.high
-        interval = (
-            f" ({low * 100:.1f}–{self.percent(high)})" if low is not None and high is not None else ""
-        )
+        interval = f" ({low * 100:.1f}–{self.percent(high)})" if low is not None and high is not None else ""
         return (
             f"Pass rate corrected for the judge: {self.percent(corrected.value)}{interval}, from "
             f"{Plural(corrected.decisions, 'labelled decision').text()} (shown, never gated on)"

@@ -74,5 +74,3 @@ class Links(Data, frozen=True, kw_only=True):
             pages.append(f"[comparison page](<{self.comparison_page}>)")
         run = f"[workflow run](<{self.run}>)" if self.run else "workflow run: none (a local run)"
         return " · ".join([f"📄 {report}", *pages, f"⚙️ {run}"])
-
-

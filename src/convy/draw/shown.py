@@ -283,9 +283,7 @@ class ShownRun(msgspec.Struct, frozen=True, kw_only=True):
             Figure(spread=s.attempt_seconds, unit="s").tile("Attempt time, median"),
             Figure(spread=s.turn_seconds, unit="s").tile("Turn time, median"),
             *(
-                (
-                    Figure(spread=s.first_seconds, unit="s").tile("Time to first token, median"),
-                )
+                (Figure(spread=s.first_seconds, unit="s").tile("Time to first token, median"),)
                 if s.first_seconds.count
                 else ()
             ),

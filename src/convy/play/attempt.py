@@ -301,9 +301,7 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True):
         except Exception as error:  # the agent's own code: a bug there must not stop the run
             return "agent_failed", Failed(reason="agent_error", detail=f"{type(error).__name__}: {error}")
 
-    async def _turns(
-        self, conversation: Conversation, user: User, turns: list[Turn], spent: Spent
-    ) -> str:
+    async def _turns(self, conversation: Conversation, user: User, turns: list[Turn], spent: Spent) -> str:
         """The turns of an open conversation, appended to `turns`; how the dialogue ended."""
         move = await user.first()
         while True:

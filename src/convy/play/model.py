@@ -386,5 +386,3 @@ class Models(msgspec.Struct, frozen=True, kw_only=True):
     judge: Model
     panel: tuple[Model, ...] = ()
     later: tuple[Model, ...] = ()
-
-

@@ -35,8 +35,7 @@ OWN_DESCRIPTIONS: dict[str, str] = {
     ),
     "dry-run": "play, compare and render, but upload and post nothing",
     "estimate": (
-        "with dry-run: print the run's expected model calls, tokens and cost from the baseline, "
-        "play nothing"
+        "with dry-run: print the run's expected model calls, tokens and cost from the baseline, play nothing"
     ),
     "demo": "play the bundled example project against a built-in demo agent, without keys or network",
     "otlp-endpoint": (
