@@ -227,6 +227,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
 
     replays: list[Path] = []
     for path, holds, calls in (("chat", False, 5), ("fixed", True, 0)):
+        earlier = set(runs(folder / "results"))
         with WeakAgent() as agent, ModelServer(answer) as user, ModelServer(answer) as judge:
             (folder / "agents" / "shop.yaml").write_text(AGENT_FILE.format(url=f"{agent.url}/{path}"))
             replayed = convy(
@@ -246,7 +247,7 @@ def test_a_crescendo_makes_the_weak_agent_give_in_and_keep_replays_it_with_no_us
             assert replayed.returncode in (0, 1), replayed.stderr
             assert user.requests == [], "a scripted attack asks no user model"
             assert judge.requests and agent.calls == calls
-        newest = max(runs(folder / "results"), key=lambda p: p.stat().st_mtime)
+        (newest,) = set(runs(folder / "results")) - earlier
         replays.append(newest)
         lines5 = attempts(newest)
         assert len(lines5) == 5
