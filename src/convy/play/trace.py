@@ -102,8 +102,9 @@ class NewId(msgspec.Struct, frozen=True):
 
 
 class MessageIds:
-    """The ids a conversation's messages carry (A2A's and AG-UI's `messageId`): version 4 UUIDs,
-    drawn with `random` (unique, not secret: the system's entropy costs a system call each)."""
+    """The ids a conversation's messages and requests carry (A2A's message and request ids, AG-UI's
+    message and run ids, Vercel AI's chat id): version 4 UUIDs drawn with `random` (unique, not
+    secret: the system's entropy costs a system call each)."""
 
     def fresh(self) -> str:
         return str(uuid.UUID(int=random.getrandbits(128), version=4))

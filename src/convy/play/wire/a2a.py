@@ -9,7 +9,6 @@ a2a_answer.py, whole or event by event."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
@@ -18,6 +17,7 @@ import msgspec
 
 from convy.play.agent import AgentFailure
 from convy.play.errorbody import ErrorBody, Masked
+from convy.play.trace import MESSAGE_IDS
 from convy.play.wire.a2a_answer import TaskText
 from convy.play.wire.a2a_card import CardRead, Number
 from convy.play.wire.dialect import Ask, Fold, Pending, Resend
@@ -50,7 +50,7 @@ class Form(msgspec.Struct, frozen=True, kw_only=True):
         """A turn's JSON-RPC request: the user's `text` as a new message (a new messageId), in the
         conversation `context` (the previous answer's contextId; "" on the first turn)."""
         part: dict[str, object] = {"kind": "text", "text": text} if self.kinds else {"text": text}
-        message: dict[str, object] = {"role": self.role, "parts": [part], "messageId": str(uuid.uuid4())}
+        message: dict[str, object] = {"role": self.role, "parts": [part], "messageId": MESSAGE_IDS.fresh()}
         if self.kinds:
             message = {"kind": "message", **message}
         if context:
@@ -60,7 +60,7 @@ class Form(msgspec.Struct, frozen=True, kw_only=True):
 
     def poll(self, task: str) -> dict[str, object]:
         """The JSON-RPC request that asks after the task `task` (a new request id)."""
-        return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": self.get, "params": {"id": task}}
+        return {"jsonrpc": "2.0", "id": MESSAGE_IDS.fresh(), "method": self.get, "params": {"id": task}}
 
     def headers(self) -> Mapping[str, str]:
         return {VERSION_HEADER: self.number} if self.number == "1.0" else {}
@@ -148,7 +148,7 @@ class A2a:
         return card.build
 
     def body(self, ask: Ask) -> object:
-        id = str(uuid.uuid4())
+        id = MESSAGE_IDS.fresh()
         self.version.sent(id)
         return self.version.form.request(id, ask.message, ask.carry, self.spec.stream == "sse")
 

@@ -5,12 +5,12 @@ text the TEXT_MESSAGE deltas, its tool calls the TOOL_CALL events, a RUN_ERROR a
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 
 import msgspec
 
 from convy.play.agent import AgentFailure
+from convy.play.trace import MESSAGE_IDS
 from convy.play.wire.calls import Gathered
 from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply
@@ -30,14 +30,14 @@ class AgUi(msgspec.Struct, Settled, frozen=True):
     shown: str
 
     def body(self, ask: Ask) -> object:
-        ids = ask.ids or (str(uuid.uuid4()),)
+        ids = ask.ids or (MESSAGE_IDS.fresh(),)
         messages = [
             {"id": id, "role": message.role, "content": message.content}
             for id, message in zip(ids, ask.dialogue, strict=False)
         ]
         return {
             "threadId": f"thread-{ids[0]}",
-            "runId": f"run-{uuid.uuid4()}",
+            "runId": f"run-{MESSAGE_IDS.fresh()}",
             "messages": messages,
             "state": {},
             "tools": [],

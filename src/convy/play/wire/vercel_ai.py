@@ -5,12 +5,12 @@ the `tool-*` parts, an `error` part a failure."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 
 import msgspec
 
 from convy.play.agent import AgentFailure
+from convy.play.trace import MESSAGE_IDS
 from convy.play.wire.calls import Gathered
 from convy.play.wire.dialect import Ask, Fold, Settled
 from convy.play.wire.reading import AgentReply
@@ -27,7 +27,7 @@ class VercelAi(msgspec.Struct, Settled, frozen=True):
     shown: str
 
     def body(self, ask: Ask) -> object:
-        ids = ask.ids or (str(uuid.uuid4()),)
+        ids = ask.ids or (MESSAGE_IDS.fresh(),)
         messages = [
             {"id": id, "role": message.role, "parts": [{"type": "text", "text": message.content}]}
             for id, message in zip(ids, ask.dialogue, strict=False)
