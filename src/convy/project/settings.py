@@ -197,14 +197,23 @@ class Setting(msgspec.Struct, frozen=True):
             case _:
                 return False
 
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The values it takes when it takes only some (`agent-stream`: none, sse, …); none for
+        another setting. An empty value, which leaves it unset, is allowed but not named."""
+        match self.field.type:
+            case msgspec.inspect.LiteralType(values=values):
+                return tuple(str(value) for value in values if value != "")
+            case _:
+                return ()
+
     def expects(self) -> str:
         """What a value must be, without any value read: `a number from 0 to 1`."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
         match self.field.type:
             case msgspec.inspect.BoolType():
                 return "true or false"
-            case msgspec.inspect.LiteralType(values=values):
-                # an empty value (left unset) is allowed but not one to name
-                return "one of " + ", ".join(str(value) for value in values if value != "")
             case msgspec.inspect.IntType(ge=ge, gt=gt, le=le, lt=lt):
                 return Bounds(ge, gt, le, lt).phrase("a whole number")
             case msgspec.inspect.FloatType(ge=ge, gt=gt, le=le, lt=lt):

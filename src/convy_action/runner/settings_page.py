@@ -82,10 +82,10 @@ class SettingsPage(msgspec.Struct, frozen=True):
 
     def values(self, setting: Setting) -> str:
         """The values it takes where its type says more than text: `one of ...`, `a number from 0 to 1`."""
+        if setting.choices:
+            return "one of " + ", ".join(f"`{value}`" for value in setting.choices)
         match setting.field.type:
             case msgspec.inspect.StrType():
                 return ""
-            case msgspec.inspect.LiteralType(values=values):
-                return "one of " + ", ".join(f"`{value}`" for value in values if value != "")
             case _:
                 return setting.expects()
