@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -150,24 +151,26 @@ class Addresses:
         self._endpoints: dict[str, httpx.URL] = {}
 
     def url(self, text: str) -> httpx.URL:
-        found = self._parsed.get(text)
-        if found is None:
-            found = httpx.URL(text)
-            if len(self._parsed) >= self._most:
-                del self._parsed[next(iter(self._parsed))]
-            self._parsed[text] = found
-        return found
+        return self.kept(self._parsed, text, lambda: httpx.URL(text))
 
     def completions(self, base: str) -> httpx.URL:
         """A model's chat-completions endpoint: `{base}/chat/completions`, with the query of `base`;
         worked out once a base."""
-        found = self._endpoints.get(base)
-        if found is None:
+
+        def made() -> httpx.URL:
             url = self.url(base)
-            found = url.copy_with(path=url.path.rstrip("/") + "/chat/completions")
-            if len(self._endpoints) >= self._most:
-                del self._endpoints[next(iter(self._endpoints))]
-            self._endpoints[base] = found
+            return url.copy_with(path=url.path.rstrip("/") + "/chat/completions")
+
+        return self.kept(self._endpoints, base, made)
+
+    def kept(self, table: dict[str, httpx.URL], key: str, make: Callable[[], httpx.URL]) -> httpx.URL:
+        """`table`'s URL for `key`, made and kept when it has none (the oldest forgotten past `most`)."""
+        found = table.get(key)
+        if found is None:
+            found = make()
+            if len(table) >= self._most:
+                del table[next(iter(table))]
+            table[key] = found
         return found
 
 
